@@ -1,0 +1,55 @@
+//! The message assembly a flow carries from node to node.
+//!
+//! The names and meanings are the product's: `Root` holds `Properties`, then the transport headers
+//! (for example `HTTPInputHeader` or `MQMD`), then the body under its domain element (`XMLNSC`,
+//! `JSON`, `BLOB`, …); `LocalEnvironment` holds per-path data such as `Destination`;
+//! `ExceptionList` describes the last error caught. `Environment` lives with the flow invocation,
+//! not with each message, so it is not part of [`Message`].
+
+use crate::field_type;
+use crate::text::Text;
+use crate::tree::{NodeId, Tree};
+use crate::value::Value;
+use crate::TreeError;
+
+/// One message: Root, LocalEnvironment and ExceptionList trees.
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub root: Tree,
+    pub local_environment: Tree,
+    pub exception_list: Tree,
+}
+
+impl Default for Message {
+    fn default() -> Self {
+        Message::new()
+    }
+}
+
+impl Message {
+    /// An empty message: a Root with an empty Properties folder.
+    pub fn new() -> Message {
+        let mut root = Tree::new("Root");
+        let r = root.root();
+        // Creating the first child of a fresh root cannot fail.
+        let _ = root.create_last_child(r, field_type::NAME, Text::Static("Properties"), Value::Null);
+        Message {
+            root,
+            local_environment: Tree::new("LocalEnvironment"),
+            exception_list: Tree::new("ExceptionList"),
+        }
+    }
+
+    /// The Properties folder, when present.
+    pub fn properties(&mut self) -> Result<Option<NodeId>, TreeError> {
+        let r = self.root.root();
+        self.root.child_named(r, None, b"Properties", 0)
+    }
+
+    /// The body: the last child of Root (the domain element), when there is one after Properties.
+    pub fn body(&mut self) -> Result<Option<NodeId>, TreeError> {
+        let r = self.root.root();
+        let last = self.root.last_child(r)?;
+        Ok(last.filter(|&l| self.root.name_bytes(l) != b"Properties"))
+    }
+}

@@ -1,0 +1,16 @@
+//! The message tree: elements in an arena, typed values, on-demand parsing hooks, and the message
+//! assembly (Root, LocalEnvironment, Environment, ExceptionList) that flows carry.
+
+pub mod assembly;
+mod debug;
+pub mod error;
+pub mod field_type;
+pub mod text;
+mod tree;
+pub mod value;
+
+pub use assembly::Message;
+pub use error::TreeError;
+pub use text::Text;
+pub use tree::{Expand, NodeId, Parser, Position, SourceSpan, Tree};
+pub use value::Value;
