@@ -6,11 +6,11 @@
 //! `ExceptionList` describes the last error caught. `Environment` lives with the flow invocation,
 //! not with each message, so it is not part of [`Message`].
 
+use crate::TreeError;
 use crate::field_type;
 use crate::text::Text;
 use crate::tree::{NodeId, Tree};
 use crate::value::Value;
-use crate::TreeError;
 
 /// One message: Root, LocalEnvironment and ExceptionList trees.
 #[derive(Clone, Debug)]
@@ -32,7 +32,8 @@ impl Message {
         let mut root = Tree::new("Root");
         let r = root.root();
         // Creating the first child of a fresh root cannot fail.
-        let _ = root.create_last_child(r, field_type::NAME, Text::Static("Properties"), Value::Null);
+        let _ =
+            root.create_last_child(r, field_type::NAME, Text::Static("Properties"), Value::Null);
         Message {
             root,
             local_environment: Tree::new("LocalEnvironment"),

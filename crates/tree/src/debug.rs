@@ -57,4 +57,3 @@ pub fn display_value(tree: &Tree, v: Value) -> String {
         other => format!("{other:?}"),
     }
 }
-

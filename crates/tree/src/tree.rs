@@ -68,7 +68,11 @@ impl Element {
             last: NIL,
             prev: NIL,
             next: NIL,
-            source: SourceSpan { buf: NIL, start: 0, end: 0 },
+            source: SourceSpan {
+                buf: NIL,
+                start: 0,
+                end: 0,
+            },
             resume: 0,
             parser: NO_PARSER,
             flags: 0,
@@ -399,7 +403,8 @@ impl Tree {
         let mut seen = 0;
         let mut c = self.first_child(id)?;
         while let Some(n) = c {
-            if self.name_bytes(n) == name && namespace.is_none_or(|ns| self.namespace_bytes(n) == ns)
+            if self.name_bytes(n) == name
+                && namespace.is_none_or(|ns| self.namespace_bytes(n) == ns)
             {
                 if seen == index {
                     return Ok(Some(n));

@@ -1,0 +1,352 @@
+//! The engine: a deployed flow's nodes and wires, depth-first propagation, failure handling, and
+//! the instance threads that run it.
+//!
+//! Propagation runs every node wired to a terminal, in wiring order, on the calling thread, and
+//! returns when they are done. An exception raised by a node goes to that node's `failure`
+//! terminal when it is wired (with the ExceptionList filled in); otherwise, and for exceptions
+//! from downstream, it goes back up to the nearest TryCatch or input node.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use sluice_node_api::{
+    BuildContext, Ctx, FlowRuntime, InputNode, InstanceRunner, Invocation, Message, NodeError,
+    NodeImpl, StopSignal, Terminal,
+};
+
+use crate::diag::Diagnostic;
+use crate::load::FlowDef;
+use crate::stats::{self, FlowStats};
+
+struct RuntimeNode {
+    label: String,
+    type_name: &'static str,
+    imp: NodeImpl,
+    outputs: Vec<String>,
+    wires: Vec<Vec<(u32, Terminal)>>,
+    failure: Option<Terminal>,
+}
+
+/// A flow built and ready to run.
+pub struct Flow {
+    pub name: String,
+    pub instances: usize,
+    pub file: String,
+    nodes: Vec<RuntimeNode>,
+    labels: HashMap<String, u32>,
+    pub stats: Arc<FlowStats>,
+}
+
+/// A node's label and type, for statistics and the admin API.
+pub struct NodeInfo<'a> {
+    pub label: &'a str,
+    pub type_name: &'a str,
+}
+
+impl Flow {
+    /// Build every node of a validated flow. Problems a node's builder finds are reported at the
+    /// property they concern.
+    pub fn build(
+        def: &FlowDef,
+        project_dir: &Path,
+        services: &dyn std::any::Any,
+    ) -> Result<Flow, Vec<Diagnostic>> {
+        let mut problems = Vec::new();
+        let mut nodes = Vec::new();
+        let mut labels = HashMap::new();
+        for (i, n) in def.nodes.iter().enumerate() {
+            let bc = BuildContext {
+                flow: &def.name,
+                label: &n.label,
+                project_dir,
+                outputs: &n.outputs,
+                services,
+            };
+            match (n.spec.build)(&n.config, &bc) {
+                Ok(imp) => {
+                    if n.spec.type_name == "Label" {
+                        labels.insert(n.config.str("label_name").to_string(), i as u32);
+                    }
+                    let failure = n
+                        .spec
+                        .output("failure")
+                        .filter(|t| !n.wires[t.0 as usize].is_empty());
+                    nodes.push(RuntimeNode {
+                        label: n.label.clone(),
+                        type_name: n.spec.type_name,
+                        imp,
+                        outputs: n.outputs.clone(),
+                        wires: n
+                            .wires
+                            .iter()
+                            .map(|ts| {
+                                ts.iter()
+                                    .map(|&(t, inp)| (t as u32, Terminal(inp)))
+                                    .collect()
+                            })
+                            .collect(),
+                        failure,
+                    })
+                }
+                Err(e) => {
+                    let (line, col) = n.place_of(e.property.as_deref());
+                    problems.push(
+                        Diagnostic::at(
+                            &def.file,
+                            &def.source,
+                            line,
+                            col,
+                            format!("node `{}`: {}", n.label, e.message),
+                        )
+                        .with_hint_opt(e.hint),
+                    );
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let stats = Arc::new(FlowStats::new(nodes.len()));
+        Ok(Flow {
+            name: def.name.clone(),
+            instances: def.instances,
+            file: def.file.clone(),
+            nodes,
+            labels,
+            stats,
+        })
+    }
+
+    pub fn node_info(&self) -> impl Iterator<Item = NodeInfo<'_>> {
+        self.nodes.iter().map(|n| NodeInfo {
+            label: &n.label,
+            type_name: n.type_name,
+        })
+    }
+
+    fn call(
+        &self,
+        inv: &mut Invocation,
+        target: u32,
+        input: Terminal,
+        msg: &mut Message,
+    ) -> Result<(), NodeError> {
+        let node = &self.nodes[target as usize];
+        let NodeImpl::Process(imp) = &node.imp else {
+            return Err(NodeError::recoverable(format!(
+                "node '{}' is an input node and cannot be wired to (this is a bug, please report it)",
+                node.label
+            )));
+        };
+        let prev = stats::enter_node(&self.stats, target);
+        let r = {
+            let mut ctx = Ctx {
+                inv: &mut *inv,
+                flow: self,
+                node: target,
+            };
+            imp.evaluate(&mut ctx, input, msg)
+        };
+        stats::leave_node(
+            &self.stats,
+            target,
+            prev,
+            r.as_ref().is_err_and(|e| !e.passed_up),
+        );
+        match r {
+            Err(e) if !e.passed_up => self.node_failed(inv, target, e, msg),
+            r => r,
+        }
+    }
+
+    /// An exception raised by node `n` itself: its failure terminal, else back up the stack.
+    fn node_failed(
+        &self,
+        inv: &mut Invocation,
+        n: u32,
+        mut e: NodeError,
+        msg: &mut Message,
+    ) -> Result<(), NodeError> {
+        let node = &self.nodes[n as usize];
+        if e.exception.label.is_empty() {
+            e.exception.label = node.label.clone();
+            e.exception.node_type = node.type_name.to_string();
+        }
+        e.passed_up = true;
+        let Some(failure) = node.failure else {
+            return Err(e);
+        };
+        let mut fmsg = msg.clone();
+        e.exception.write_to(&mut fmsg.exception_list)?;
+        self.propagate(inv, n, failure, &mut fmsg).map_err(|mut e| {
+            e.passed_up = true;
+            e
+        })
+    }
+
+    /// Start the flow's instance threads.
+    pub fn start(self: &Arc<Flow>) -> RunningFlow {
+        let stop = Arc::new(StopSignal::default());
+        let mut threads = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let NodeImpl::Input(input) = &n.imp else {
+                continue;
+            };
+            input.start();
+            for k in 0..self.instances {
+                let flow = Arc::clone(self);
+                let input = Arc::clone(input);
+                let stop = Arc::clone(&stop);
+                let name = format!("{}#{}", self.name, k);
+                let spawned = std::thread::Builder::new().name(name).spawn(move || {
+                    let mut runner = Runner {
+                        flow: &flow,
+                        node: i as u32,
+                        stop: &stop,
+                    };
+                    input.run_instance(&mut runner);
+                });
+                match spawned {
+                    Ok(h) => threads.push(h),
+                    Err(error) => {
+                        tracing::error!(%error, flow = %self.name, "Failed to start a flow instance.")
+                    }
+                }
+            }
+        }
+        RunningFlow {
+            flow: Arc::clone(self),
+            stop,
+            threads,
+        }
+    }
+}
+
+impl FlowRuntime for Flow {
+    fn propagate(
+        &self,
+        inv: &mut Invocation,
+        from: u32,
+        terminal: Terminal,
+        msg: &mut Message,
+    ) -> Result<(), NodeError> {
+        let Some(targets) = self.nodes[from as usize].wires.get(terminal.0 as usize) else {
+            return Ok(());
+        };
+        for &(target, input) in targets {
+            self.call(inv, target, input, msg)?;
+        }
+        Ok(())
+    }
+
+    fn is_wired(&self, from: u32, terminal: Terminal) -> bool {
+        self.nodes[from as usize]
+            .wires
+            .get(terminal.0 as usize)
+            .is_some_and(|w| !w.is_empty())
+    }
+
+    fn terminal_named(&self, from: u32, name: &str) -> Option<Terminal> {
+        self.nodes[from as usize]
+            .outputs
+            .iter()
+            .position(|o| o == name)
+            .map(|i| Terminal(i as u16))
+    }
+
+    fn propagate_to_label(
+        &self,
+        inv: &mut Invocation,
+        label: &str,
+        msg: &mut Message,
+    ) -> Result<(), NodeError> {
+        match self.labels.get(label) {
+            Some(&n) => self.call(inv, n, Terminal(0), msg),
+            None => Err(NodeError::recoverable(format!(
+                "there is no Label node named '{label}' in flow '{}'",
+                self.name
+            ))),
+        }
+    }
+}
+
+struct Runner<'a> {
+    flow: &'a Arc<Flow>,
+    node: u32,
+    stop: &'a StopSignal,
+}
+
+impl InstanceRunner for Runner<'_> {
+    fn stop(&self) -> &StopSignal {
+        self.stop
+    }
+
+    fn invoke(
+        &mut self,
+        inv: &mut Invocation,
+        terminal: Terminal,
+        msg: &mut Message,
+    ) -> Result<(), NodeError> {
+        let flow: &Flow = self.flow;
+        let timer = stats::begin_invocation(&flow.stats, self.node);
+        let r = flow.propagate(inv, self.node, terminal, msg);
+        stats::end_invocation(&flow.stats, timer, r.is_err());
+        r.map_err(|mut e| {
+            if e.exception.label.is_empty() {
+                let n = &flow.nodes[self.node as usize];
+                e.exception.label = n.label.clone();
+                e.exception.node_type = n.type_name.to_string();
+            }
+            e
+        })
+    }
+
+    fn is_wired(&self, terminal: Terminal) -> bool {
+        self.flow.is_wired(self.node, terminal)
+    }
+
+    fn record_input_bytes(&mut self, n: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.flow.stats.flow.input_bytes.fetch_add(n, Relaxed);
+        self.flow.stats.nodes[self.node as usize]
+            .input_bytes
+            .fetch_add(n, Relaxed);
+    }
+}
+
+/// A flow whose instances are running.
+pub struct RunningFlow {
+    pub flow: Arc<Flow>,
+    stop: Arc<StopSignal>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl RunningFlow {
+    /// Ask every instance to stop after its current message, wait for them, and tell the input
+    /// nodes.
+    pub fn stop(self) {
+        self.stop.stop();
+        for t in self.threads {
+            let _ = t.join();
+        }
+        for n in &self.flow.nodes {
+            if let NodeImpl::Input(i) = &n.imp {
+                i.stopped();
+            }
+        }
+    }
+
+    /// The input nodes (to wake them when stopping, for example).
+    pub fn inputs(&self) -> Vec<Arc<dyn InputNode>> {
+        self.flow
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.imp {
+                NodeImpl::Input(i) => Some(Arc::clone(i)),
+                _ => None,
+            })
+            .collect()
+    }
+}

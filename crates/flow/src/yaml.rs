@@ -1,0 +1,95 @@
+//! YAML read into a small tree that keeps every value's line and column.
+
+use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
+
+use crate::diag::Diagnostic;
+
+/// A YAML value with its place (1-based line and column).
+#[derive(Clone, Debug)]
+pub struct Yaml {
+    pub line: usize,
+    pub col: usize,
+    pub kind: YamlKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum YamlKind {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Yaml>),
+    /// Keys in file order.
+    Map(Vec<(Yaml, Yaml)>),
+}
+
+impl Yaml {
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            YamlKind::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A scalar as text (numbers and booleans as written).
+    pub fn scalar_text(&self) -> Option<String> {
+        match &self.kind {
+            YamlKind::Str(s) => Some(s.clone()),
+            YamlKind::Int(i) => Some(i.to_string()),
+            YamlKind::Float(f) => Some(f.to_string()),
+            YamlKind::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    pub fn describe(&self) -> &'static str {
+        match self.kind {
+            YamlKind::Null => "nothing",
+            YamlKind::Bool(_) => "a boolean",
+            YamlKind::Int(_) => "an integer",
+            YamlKind::Float(_) => "a number",
+            YamlKind::Str(_) => "a string",
+            YamlKind::Seq(_) => "a list",
+            YamlKind::Map(_) => "a mapping",
+        }
+    }
+}
+
+/// Parse one YAML document.
+pub fn parse(file: &str, src: &str) -> Result<Yaml, Diagnostic> {
+    let docs = MarkedYaml::load_from_str(src).map_err(|e| {
+        let m = e.marker();
+        Diagnostic::at(
+            file,
+            src,
+            m.line(),
+            m.col() + 1,
+            format!("invalid YAML: {}", e.info()),
+        )
+    })?;
+    match docs.into_iter().next() {
+        Some(d) => Ok(convert(&d)),
+        None => Err(Diagnostic::at(file, src, 1, 1, "the file is empty")),
+    }
+}
+
+fn convert(y: &MarkedYaml<'_>) -> Yaml {
+    let line = y.span.start.line();
+    let col = y.span.start.col() + 1;
+    let kind = match &y.data {
+        YamlData::Value(Scalar::Null) => YamlKind::Null,
+        YamlData::Value(Scalar::Boolean(b)) => YamlKind::Bool(*b),
+        YamlData::Value(Scalar::Integer(i)) => YamlKind::Int(*i),
+        YamlData::Value(Scalar::FloatingPoint(f)) => YamlKind::Float(f.into_inner()),
+        YamlData::Value(Scalar::String(s)) => YamlKind::Str(s.to_string()),
+        YamlData::Representation(s, _, _) => YamlKind::Str(s.to_string()),
+        YamlData::Sequence(items) => YamlKind::Seq(items.iter().map(convert).collect()),
+        YamlData::Mapping(m) => {
+            YamlKind::Map(m.iter().map(|(k, v)| (convert(k), convert(v))).collect())
+        }
+        YamlData::Tagged(_, inner) => return convert(inner),
+        YamlData::Alias(_) | YamlData::BadValue => YamlKind::Null,
+    };
+    Yaml { line, col, kind }
+}

@@ -1,0 +1,219 @@
+//! Flow files: what loads, and the problems reported (with their places) for what does not.
+
+use std::sync::Arc;
+
+use sluice_flow::{Registry, load_flow};
+use sluice_node_api::{
+    Ctx, InputNode, InstanceRunner, Message, Node, NodeError, NodeImpl, NodeSpec, PropKind,
+    PropSpec, Terminal, TerminalSpec,
+};
+
+struct Nop;
+impl Node for Nop {
+    fn evaluate(&self, _: &mut Ctx<'_>, _: Terminal, _: &mut Message) -> Result<(), NodeError> {
+        Ok(())
+    }
+}
+impl InputNode for Nop {
+    fn run_instance(&self, _: &mut dyn InstanceRunner) {}
+}
+
+const IN: TerminalSpec = TerminalSpec {
+    name: "in",
+    doc: "",
+};
+const OUT: TerminalSpec = TerminalSpec {
+    name: "out",
+    doc: "",
+};
+
+static SOURCE: NodeSpec = NodeSpec {
+    type_name: "Source",
+    summary: "test input",
+    inputs: &[],
+    outputs: &[
+        OUT,
+        TerminalSpec {
+            name: "catch",
+            doc: "",
+        },
+    ],
+    dynamic_outputs: false,
+    properties: &[PropSpec {
+        name: "path",
+        kind: PropKind::String,
+        default: None,
+        required: true,
+        doc: "the path",
+    }],
+    build: |_, _| Ok(NodeImpl::Input(Arc::new(Nop))),
+};
+
+static STEP: NodeSpec = NodeSpec {
+    type_name: "Step",
+    summary: "test node",
+    inputs: &[IN],
+    outputs: &[OUT],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "count",
+            kind: PropKind::Integer,
+            default: Some("3"),
+            required: false,
+            doc: "",
+        },
+        PropSpec {
+            name: "mode",
+            kind: PropKind::Enum(&["fast", "slow"]),
+            default: Some("fast"),
+            required: false,
+            doc: "",
+        },
+    ],
+    build: |_, _| Ok(NodeImpl::Process(Arc::new(Nop))),
+};
+
+static SWITCH: NodeSpec = NodeSpec {
+    type_name: "Switch",
+    summary: "dynamic terminals",
+    inputs: &[IN],
+    outputs: &[],
+    dynamic_outputs: true,
+    properties: &[],
+    build: |_, _| Ok(NodeImpl::Process(Arc::new(Nop))),
+};
+
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    r.register(&SOURCE);
+    r.register(&STEP);
+    r.register(&SWITCH);
+    r
+}
+
+fn problems(src: &str) -> Vec<String> {
+    match load_flow("flows/t.yaml", src, &registry()) {
+        Ok(_) => Vec::new(),
+        Err(ds) => ds
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}:{}: {} | {}",
+                    d.line,
+                    d.col,
+                    d.message,
+                    d.hint.clone().unwrap_or_default()
+                )
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn load_flow_resolves_wires_and_defaults_when_valid() {
+    let src = "flow: f\ninstances: 2\nnodes:\n  a: { type: Source, path: /x, wires: { out: [b, c] } }\n  b: { type: Step, count: 5 }\n  c: { type: Step }\n";
+    let def = load_flow("flows/t.yaml", src, &registry()).expect("valid");
+    assert_eq!(def.name, "f");
+    assert_eq!(def.instances, 2);
+    assert_eq!(def.nodes[0].wires[0], vec![(1, 0), (2, 0)]);
+    assert_eq!(def.nodes[1].config.int("count"), 5);
+    assert_eq!(def.nodes[2].config.int("count"), 3);
+    assert_eq!(def.nodes[2].config.str("mode"), "fast");
+}
+
+#[test]
+fn load_flow_reports_unknown_type_with_suggestion_and_place() {
+    let p = problems("flow: f\nnodes:\n  a: { type: Sourse, path: /x }\n");
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].starts_with("3:"), "{p:?}");
+    assert!(p[0].contains("unknown node type `Sourse`"), "{p:?}");
+    assert!(p[0].contains("did you mean `Source`?"), "{p:?}");
+}
+
+#[test]
+fn load_flow_reports_every_problem_not_just_the_first() {
+    let src = "flow: f\nnodes:\n  a: { type: Source, wires: { out: [nowhere] } }\n  b: { type: Step, cuont: 1, mode: medium }\n";
+    let p = problems(src);
+    assert!(
+        p.iter().any(|x| x.contains("needs property `path`")),
+        "{p:?}"
+    );
+    assert!(
+        p.iter()
+            .any(|x| x.contains("no property `cuont`") && x.contains("did you mean `count`?")),
+        "{p:?}"
+    );
+    assert!(
+        p.iter()
+            .any(|x| x.starts_with("4:") && x.contains("`medium` is not one of fast, slow")),
+        "{p:?}"
+    );
+    assert!(
+        p.iter()
+            .any(|x| x.contains("wire to unknown node `nowhere`")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn load_flow_rejects_unknown_terminal_and_wires_into_input_nodes() {
+    let p = problems(
+        "nodes:\n  a: { type: Source, path: /x, wires: { outt: [b], catch: [a] } }\n  b: { type: Step }\n",
+    );
+    assert!(
+        p.iter()
+            .any(|x| x.contains("no output terminal `outt`") && x.contains("did you mean `out`?")),
+        "{p:?}"
+    );
+    assert!(
+        p.iter().any(|x| x.contains("`a` is an input node")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn load_flow_reports_loops_as_a_chain() {
+    let p = problems(
+        "nodes:\n  a: { type: Source, path: /x, wires: { out: [b] } }\n  b: { type: Step, wires: { out: [c] } }\n  c: { type: Step, wires: { out: [b] } }\n",
+    );
+    assert!(p.iter().any(|x| x.contains("loop: b -> c -> b")), "{p:?}");
+}
+
+#[test]
+fn load_flow_accepts_named_terminals_on_dynamic_nodes() {
+    let src = "nodes:\n  a: { type: Source, path: /x, wires: { out: [s] } }\n  s: { type: Switch, wires: { big: [b], small: [b] } }\n  b: { type: Step }\n";
+    let def = load_flow("flows/t.yaml", src, &registry()).expect("valid");
+    assert_eq!(
+        def.nodes[1].outputs,
+        vec!["big".to_string(), "small".to_string()]
+    );
+}
+
+#[test]
+fn load_flow_reports_yaml_syntax_errors_with_place() {
+    let p = problems("nodes:\n  a: { type: Source\n  b: [\n");
+    assert_eq!(p.len(), 1);
+    assert!(p[0].contains("invalid YAML"), "{p:?}");
+}
+
+#[test]
+fn load_flow_requires_an_input_node() {
+    let p = problems("nodes:\n  b: { type: Step }\n");
+    assert!(p.iter().any(|x| x.contains("no input node")), "{p:?}");
+}
+
+#[test]
+fn diagnostic_renders_file_line_col_excerpt_and_caret() {
+    let err = load_flow(
+        "flows/t.yaml",
+        "nodes:\n  a: { type: Sourse }\n",
+        &registry(),
+    )
+    .err()
+    .expect("invalid");
+    let text = err[0].to_string();
+    assert!(text.starts_with("flows/t.yaml:2:"), "{text}");
+    assert!(text.contains("2 |   a: { type: Sourse }"), "{text}");
+    assert!(text.contains('^'), "{text}");
+}

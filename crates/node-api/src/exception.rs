@@ -1,0 +1,199 @@
+//! Exceptions raised while a message is processed, and the ExceptionList tree that describes them.
+//!
+//! The shape is the product's: an `ExceptionList` holds one exception element per level, outermost
+//! first, each with `File`, `Line`, `Function`, `Type`, `Name`, `Label`, `Catalog`, `Severity`,
+//! `Number`, `Text` and `Insert` children, the cause nested as its last child.
+
+use sluice_tree::{Text, Tree, TreeError, Value, field_type};
+
+/// The kinds of exception, named as the product names their ExceptionList elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExceptionKind {
+    Recoverable,
+    Parser,
+    Conversion,
+    User,
+    Database,
+    Security,
+    Socket,
+    SocketTimeout,
+}
+
+impl ExceptionKind {
+    pub fn element_name(self) -> &'static str {
+        match self {
+            ExceptionKind::Recoverable => "RecoverableException",
+            ExceptionKind::Parser => "ParserException",
+            ExceptionKind::Conversion => "ConversionException",
+            ExceptionKind::User => "UserException",
+            ExceptionKind::Database => "DatabaseException",
+            ExceptionKind::Security => "SecurityException",
+            ExceptionKind::Socket => "SocketException",
+            ExceptionKind::SocketTimeout => "SocketTimeoutException",
+        }
+    }
+}
+
+/// One exception, with its cause.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exception {
+    pub kind: ExceptionKind,
+    /// The message number in the catalogue.
+    pub number: u32,
+    pub severity: u32,
+    pub catalog: String,
+    pub text: String,
+    pub inserts: Vec<String>,
+    /// The node that raised it: label and type, filled in by the engine.
+    pub label: String,
+    pub node_type: String,
+    /// The source file and line (ESQL) when there is one.
+    pub file: String,
+    pub line: u32,
+    pub cause: Option<Box<Exception>>,
+}
+
+impl Exception {
+    pub fn new(kind: ExceptionKind, number: u32, text: impl Into<String>) -> Exception {
+        Exception {
+            kind,
+            number,
+            severity: 3,
+            catalog: "BIPmsgs".into(),
+            text: text.into(),
+            inserts: Vec::new(),
+            label: String::new(),
+            node_type: String::new(),
+            file: String::new(),
+            line: 0,
+            cause: None,
+        }
+    }
+
+    pub fn with_insert(mut self, s: impl Into<String>) -> Exception {
+        self.inserts.push(s.into());
+        self
+    }
+
+    pub fn caused_by(mut self, cause: Exception) -> Exception {
+        self.cause = Some(Box::new(cause));
+        self
+    }
+
+    /// Every level's text, outermost first, joined for people (HTTP error bodies, logs).
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        let mut at = Some(self);
+        while let Some(e) = at {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            if !e.label.is_empty() {
+                out.push_str(&format!("node '{}': ", e.label));
+            }
+            out.push_str(&e.text);
+            for i in &e.inserts {
+                out.push_str(&format!(" [{i}]"));
+            }
+            at = e.cause.as_deref();
+        }
+        out
+    }
+
+    /// Replace `tree`'s content with this exception as an ExceptionList.
+    pub fn write_to(&self, tree: &mut Tree) -> Result<(), TreeError> {
+        let root = tree.root();
+        tree.delete(root)?;
+        let mut parent = root;
+        let mut at = Some(self);
+        while let Some(e) = at {
+            let el = tree.create_last_child(
+                parent,
+                field_type::NAME,
+                Text::Static(e.kind.element_name()),
+                Value::Null,
+            )?;
+            let field = |tree: &mut Tree, name: &'static str, v: Value| {
+                tree.create_last_child(el, field_type::NAME_VALUE, Text::Static(name), v)
+            };
+            let file = tree.alloc_text(e.file.as_bytes());
+            field(tree, "File", Value::Character(file))?;
+            field(tree, "Line", Value::Integer(e.line as i64))?;
+            field(tree, "Function", Value::Character(Text::Empty))?;
+            let ty = tree.alloc_text(e.node_type.as_bytes());
+            field(tree, "Type", Value::Character(ty))?;
+            let label = tree.alloc_text(e.label.as_bytes());
+            field(tree, "Name", Value::Character(label))?;
+            field(tree, "Label", Value::Character(label))?;
+            let cat = tree.alloc_text(e.catalog.as_bytes());
+            field(tree, "Catalog", Value::Character(cat))?;
+            field(tree, "Severity", Value::Integer(e.severity as i64))?;
+            field(tree, "Number", Value::Integer(e.number as i64))?;
+            let text = tree.alloc_text(e.text.as_bytes());
+            field(tree, "Text", Value::Character(text))?;
+            for i in &e.inserts {
+                let ins = field(tree, "Insert", Value::Null)?;
+                tree.create_last_child(
+                    ins,
+                    field_type::NAME_VALUE,
+                    Text::Static("Type"),
+                    Value::Integer(5),
+                )?;
+                let t = tree.alloc_text(i.as_bytes());
+                tree.create_last_child(
+                    ins,
+                    field_type::NAME_VALUE,
+                    Text::Static("Text"),
+                    Value::Character(t),
+                )?;
+            }
+            parent = el;
+            at = e.cause.as_deref();
+        }
+        Ok(())
+    }
+}
+
+/// An exception on its way through a flow.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{}", .exception.describe())]
+pub struct NodeError {
+    pub exception: Exception,
+    /// Set once the node that raised it has had its failure terminal considered; upstream nodes
+    /// then pass it on unchanged to the nearest TryCatch or input node.
+    pub passed_up: bool,
+}
+
+impl NodeError {
+    pub fn new(kind: ExceptionKind, number: u32, text: impl Into<String>) -> NodeError {
+        Exception::new(kind, number, text).into()
+    }
+
+    /// A general recoverable error raised by a node.
+    pub fn recoverable(text: impl Into<String>) -> NodeError {
+        NodeError::new(ExceptionKind::Recoverable, 2230, text)
+    }
+}
+
+impl From<Exception> for NodeError {
+    fn from(exception: Exception) -> NodeError {
+        NodeError {
+            exception,
+            passed_up: false,
+        }
+    }
+}
+
+impl From<TreeError> for NodeError {
+    fn from(e: TreeError) -> NodeError {
+        match &e {
+            TreeError::Parse { domain, offset, .. } => {
+                Exception::new(ExceptionKind::Parser, 5009, e.to_string())
+                    .with_insert(*domain)
+                    .with_insert(offset.to_string())
+                    .into()
+            }
+            _ => NodeError::recoverable(e.to_string()),
+        }
+    }
+}

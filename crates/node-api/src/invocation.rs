@@ -1,0 +1,216 @@
+//! The runtime side of a node: how it is invoked, how it propagates, and the per-invocation state.
+
+use std::any::{Any, TypeId};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use sluice_tree::{Message, Tree};
+
+use crate::exception::NodeError;
+use crate::spec::Terminal;
+
+/// A node that is invoked with a message on one of its input terminals.
+pub trait Node: Send + Sync {
+    /// Process `msg`, propagating to output terminals through `ctx`. Nodes treat `msg` as their
+    /// input: they may parse it further (navigation) but build a new message to change it.
+    fn evaluate(
+        &self,
+        ctx: &mut Ctx<'_>,
+        input: Terminal,
+        msg: &mut Message,
+    ) -> Result<(), NodeError>;
+}
+
+/// The engine, as nodes see it.
+pub trait FlowRuntime: Send + Sync {
+    /// Run everything wired to `terminal` of node `from`, depth-first, and return when done.
+    fn propagate(
+        &self,
+        inv: &mut Invocation,
+        from: u32,
+        terminal: Terminal,
+        msg: &mut Message,
+    ) -> Result<(), NodeError>;
+
+    /// Whether `terminal` of node `from` is wired to anything.
+    fn is_wired(&self, from: u32, terminal: Terminal) -> bool;
+
+    /// The output terminal of node `from` with this name (dynamic terminals included).
+    fn terminal_named(&self, from: u32, name: &str) -> Option<Terminal>;
+
+    /// Propagate to the Label node with this label name (RouteToLabel, ESQL PROPAGATE TO LABEL).
+    fn propagate_to_label(
+        &self,
+        inv: &mut Invocation,
+        label: &str,
+        msg: &mut Message,
+    ) -> Result<(), NodeError>;
+}
+
+/// What a node sees while it runs: the invocation and a way to propagate.
+pub struct Ctx<'a> {
+    pub inv: &'a mut Invocation,
+    pub flow: &'a dyn FlowRuntime,
+    pub node: u32,
+}
+
+impl Ctx<'_> {
+    /// Propagate `msg` to every node wired to `terminal`, in wiring order.
+    pub fn propagate(&mut self, terminal: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        self.flow.propagate(self.inv, self.node, terminal, msg)
+    }
+
+    pub fn is_wired(&self, terminal: Terminal) -> bool {
+        self.flow.is_wired(self.node, terminal)
+    }
+
+    pub fn terminal_named(&self, name: &str) -> Option<Terminal> {
+        self.flow.terminal_named(self.node, name)
+    }
+
+    pub fn propagate_to_label(&mut self, label: &str, msg: &mut Message) -> Result<(), NodeError> {
+        self.flow.propagate_to_label(self.inv, label, msg)
+    }
+}
+
+/// A resource that commits or rolls back with the invocation's unit of work.
+pub trait Participant: Send {
+    fn commit(&mut self) -> Result<(), String>;
+    fn rollback(&mut self);
+}
+
+/// The state of one flow invocation: the Environment tree, the unit of work, and typed slots that
+/// transports use to pass state between their input and output nodes (the pending HTTP reply).
+pub struct Invocation {
+    pub environment: Tree,
+    participants: Vec<Box<dyn Participant>>,
+    slots: Vec<(TypeId, Box<dyn Any + Send>)>,
+}
+
+impl Default for Invocation {
+    fn default() -> Self {
+        Invocation::new()
+    }
+}
+
+impl Invocation {
+    pub fn new() -> Invocation {
+        Invocation {
+            environment: Tree::new("Environment"),
+            participants: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
+
+    /// Put a value in its type's slot (replacing any earlier one).
+    pub fn insert<T: Any + Send>(&mut self, v: T) {
+        let id = TypeId::of::<T>();
+        self.slots.retain(|(t, _)| *t != id);
+        self.slots.push((id, Box::new(v)));
+    }
+
+    pub fn get_mut<T: Any + Send>(&mut self) -> Option<&mut T> {
+        let id = TypeId::of::<T>();
+        self.slots
+            .iter_mut()
+            .find(|(t, _)| *t == id)
+            .and_then(|(_, b)| b.downcast_mut())
+    }
+
+    pub fn take<T: Any + Send>(&mut self) -> Option<T> {
+        let id = TypeId::of::<T>();
+        let i = self.slots.iter().position(|(t, _)| *t == id)?;
+        self.slots.swap_remove(i).1.downcast().ok().map(|b| *b)
+    }
+
+    /// Join a resource to the unit of work.
+    pub fn enlist(&mut self, p: Box<dyn Participant>) {
+        self.participants.push(p);
+    }
+
+    /// Commit every participant, in the order they joined. The first failure rolls back the rest.
+    pub fn commit(&mut self) -> Result<(), String> {
+        let mut parts = std::mem::take(&mut self.participants).into_iter();
+        for mut p in parts.by_ref() {
+            if let Err(e) = p.commit() {
+                for mut rest in parts {
+                    rest.rollback();
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn rollback(&mut self) {
+        for mut p in std::mem::take(&mut self.participants) {
+            p.rollback();
+        }
+    }
+}
+
+/// A node that starts invocations; it runs one loop per flow instance.
+pub trait InputNode: Send + Sync {
+    /// Called once before the instances start (to begin receiving, for example).
+    fn start(&self) {}
+
+    /// Wait for input and invoke the flow for each message until the runner says stop.
+    fn run_instance(&self, runner: &mut dyn InstanceRunner);
+
+    /// Called once when the flow stops, after every instance loop returned.
+    fn stopped(&self) {}
+}
+
+/// The engine's side of an instance loop.
+pub trait InstanceRunner {
+    fn stop(&self) -> &StopSignal;
+
+    /// Propagate `msg` from `terminal` of this input node. The error, if any, is the exception
+    /// that reached the input node; the input node decides (catch, failure, rollback).
+    fn invoke(
+        &mut self,
+        inv: &mut Invocation,
+        terminal: Terminal,
+        msg: &mut Message,
+    ) -> Result<(), NodeError>;
+
+    /// Whether `terminal` of this input node is wired.
+    fn is_wired(&self, terminal: Terminal) -> bool;
+
+    /// Record input bytes for statistics.
+    fn record_input_bytes(&mut self, n: u64);
+}
+
+/// Tells instance loops to stop; sleeping loops wake at once.
+#[derive(Default)]
+pub struct StopSignal {
+    stopped: AtomicBool,
+    lock: Mutex<()>,
+    cond: Condvar,
+}
+
+impl StopSignal {
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
+    }
+
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        let _g = self.lock.lock();
+        self.cond.notify_all();
+    }
+
+    /// Sleep up to `d`, or less when stopped. Returns whether stopped.
+    pub fn sleep(&self, d: Duration) -> bool {
+        let g = match self.lock.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if self.is_stopped() {
+            return true;
+        }
+        let _ = self.cond.wait_timeout(g, d);
+        self.is_stopped()
+    }
+}
