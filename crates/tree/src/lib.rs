@@ -8,6 +8,7 @@ pub mod field_type;
 pub mod text;
 mod tree;
 pub mod value;
+pub mod xpath;
 
 pub use assembly::Message;
 pub use error::TreeError;

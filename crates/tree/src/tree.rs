@@ -283,6 +283,17 @@ impl Tree {
         }
         Some(&self.buffers[e.source.buf as usize][e.source.start as usize..e.source.end as usize])
     }
+    /// [`Tree::original`] as a shared slice of the source buffer (no copy).
+    pub fn original_shared(&self, id: NodeId) -> Option<Bytes> {
+        let e = self.el(id);
+        if e.flags & DIRTY != 0 || e.source.buf == NIL {
+            return None;
+        }
+        Some(
+            self.buffers[e.source.buf as usize]
+                .slice(e.source.start as usize..e.source.end as usize),
+        )
+    }
     pub fn source(&self, id: NodeId) -> Option<SourceSpan> {
         let e = self.el(id);
         (e.source.buf != NIL).then_some(e.source)

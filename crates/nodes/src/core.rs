@@ -1,0 +1,410 @@
+//! Routing and control nodes that need no transport: Passthrough, Trace, Label, RouteToLabel,
+//! Throw, TryCatch, FlowOrder.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use sluice_node_api::{
+    BuildContext, ConfigError, Ctx, ExceptionKind, Message, Node, NodeConfig, NodeError, NodeImpl,
+    NodeSpec, PropKind, PropSpec, Terminal, TerminalSpec,
+};
+use sluice_tree::{Tree, Value};
+
+use crate::terminals::{CATCH, FAILURE, IN, OUT, TRY};
+
+pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
+    for s in [
+        &PASSTHROUGH,
+        &TRACE,
+        &LABEL,
+        &ROUTE_TO_LABEL,
+        &THROW,
+        &TRY_CATCH,
+        &FLOW_ORDER,
+    ] {
+        r(s);
+    }
+}
+
+// ----- Passthrough ------------------------------------------------------------------------
+
+pub static PASSTHROUGH: NodeSpec = NodeSpec {
+    type_name: "Passthrough",
+    summary: "Propagates the message unchanged. Useful as a connector and for documentation.",
+    inputs: &[IN],
+    outputs: &[OUT],
+    dynamic_outputs: false,
+    properties: &[],
+    build: |_, _| Ok(NodeImpl::Process(Arc::new(Passthrough))),
+};
+
+struct Passthrough;
+
+impl Node for Passthrough {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        ctx.propagate(Terminal(0), msg)
+    }
+}
+
+// ----- Trace ------------------------------------------------------------------------------
+
+pub static TRACE: NodeSpec = NodeSpec {
+    type_name: "Trace",
+    summary: "Writes a record built from a pattern to standard output or a file, then propagates the message \
+              unchanged. With `destination: none` it only propagates.",
+    inputs: &[IN],
+    outputs: &[OUT],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "destination",
+            kind: PropKind::Enum(&["none", "stdout", "file"]),
+            default: Some("stdout"),
+            required: false,
+            doc: "Where records go; `none` disables the node.",
+        },
+        PropSpec {
+            name: "file_path",
+            kind: PropKind::String,
+            default: None,
+            required: false,
+            doc: "The file records are appended to when `destination` is `file`.",
+        },
+        PropSpec {
+            name: "pattern",
+            kind: PropKind::String,
+            default: Some("${Root}"),
+            required: false,
+            doc: "The record. `${Root}`, `${Body}`, `${LocalEnvironment}`, `${Environment}`, `${ExceptionList}` \
+                  insert that tree (parsed in full); `${CURRENT_TIMESTAMP}` the time.",
+        },
+    ],
+    build: build_trace,
+};
+
+enum TraceSink {
+    None,
+    Stdout,
+    File(Mutex<std::fs::File>),
+}
+
+struct Trace {
+    sink: TraceSink,
+    pattern: Vec<PatternPart>,
+}
+
+enum PatternPart {
+    Literal(String),
+    Root,
+    Body,
+    LocalEnvironment,
+    Environment,
+    ExceptionList,
+    Timestamp,
+}
+
+fn build_trace(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+    let sink = match c.str("destination") {
+        "none" => TraceSink::None,
+        "stdout" => TraceSink::Stdout,
+        _ => {
+            let path = c.opt_str("file_path").ok_or_else(|| {
+                ConfigError::property("destination", "`destination: file` needs `file_path`")
+            })?;
+            let full = b.project_dir.join(path);
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&full)
+                .map_err(|e| {
+                    ConfigError::property(
+                        "file_path",
+                        format!("cannot open {}: {e}", full.display()),
+                    )
+                })?;
+            TraceSink::File(Mutex::new(f))
+        }
+    };
+    Ok(NodeImpl::Process(Arc::new(Trace {
+        sink,
+        pattern: parse_pattern(c.str("pattern"))?,
+    })))
+}
+
+fn parse_pattern(p: &str) -> Result<Vec<PatternPart>, ConfigError> {
+    let mut parts = Vec::new();
+    let mut rest = p;
+    while let Some(i) = rest.find("${") {
+        if i > 0 {
+            parts.push(PatternPart::Literal(rest[..i].to_string()));
+        }
+        let Some(end) = rest[i..].find('}') else {
+            return Err(ConfigError::property(
+                "pattern",
+                "`${` without a closing `}`",
+            ));
+        };
+        let name = &rest[i + 2..i + end];
+        parts.push(match name {
+            "Root" => PatternPart::Root,
+            "Body" => PatternPart::Body,
+            "LocalEnvironment" => PatternPart::LocalEnvironment,
+            "Environment" => PatternPart::Environment,
+            "ExceptionList" => PatternPart::ExceptionList,
+            "CURRENT_TIMESTAMP" => PatternPart::Timestamp,
+            other => {
+                return Err(ConfigError::property("pattern", format!("unknown insert `${{{other}}}`"))
+                    .with_hint("use ${Root}, ${Body}, ${LocalEnvironment}, ${Environment}, ${ExceptionList} or ${CURRENT_TIMESTAMP}"))
+            }
+        });
+        rest = &rest[i + end + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(PatternPart::Literal(rest.to_string()));
+    }
+    Ok(parts)
+}
+
+fn render_tree(t: &mut Tree, out: &mut String) -> Result<(), NodeError> {
+    let r = t.root();
+    t.expand_all(r)?;
+    out.push_str(&format!("{t:?}"));
+    Ok(())
+}
+
+impl Node for Trace {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        if matches!(self.sink, TraceSink::None) {
+            return ctx.propagate(Terminal(0), msg);
+        }
+        let mut out = String::new();
+        for p in &self.pattern {
+            match p {
+                PatternPart::Literal(s) => out.push_str(s),
+                PatternPart::Root => render_tree(&mut msg.root, &mut out)?,
+                PatternPart::Body => {
+                    if let Some(b) = msg.body()? {
+                        msg.root.expand_all(b)?;
+                        let mut sub = Tree::new("Body");
+                        let r = sub.root();
+                        sub.copy_from(&msg.root, b, r, sluice_tree::Position::LastChild)?;
+                        out.push_str(&format!("{sub:?}"));
+                    }
+                }
+                PatternPart::LocalEnvironment => render_tree(&mut msg.local_environment, &mut out)?,
+                PatternPart::Environment => render_tree(&mut ctx.inv.environment, &mut out)?,
+                PatternPart::ExceptionList => render_tree(&mut msg.exception_list, &mut out)?,
+                PatternPart::Timestamp => out.push_str(&crate::time::now_rfc3339()),
+            }
+        }
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        let written = match &self.sink {
+            TraceSink::Stdout => std::io::stdout().lock().write_all(out.as_bytes()),
+            TraceSink::File(f) => f.lock().write_all(out.as_bytes()),
+            TraceSink::None => Ok(()),
+        };
+        if let Err(e) = written {
+            return Err(NodeError::recoverable(format!(
+                "cannot write the trace record: {e}"
+            )));
+        }
+        ctx.propagate(Terminal(0), msg)
+    }
+}
+
+// ----- Label and RouteToLabel --------------------------------------------------------------
+
+pub static LABEL: NodeSpec = NodeSpec {
+    type_name: "Label",
+    summary: "A named entry point that RouteToLabel (and ESQL `PROPAGATE TO LABEL`) jumps to.",
+    inputs: &[],
+    outputs: &[OUT],
+    dynamic_outputs: false,
+    properties: &[PropSpec {
+        name: "label_name",
+        kind: PropKind::String,
+        default: None,
+        required: true,
+        doc: "The name RouteToLabel looks for.",
+    }],
+    build: |_, _| Ok(NodeImpl::Process(Arc::new(Passthrough))),
+};
+
+pub static ROUTE_TO_LABEL: NodeSpec = NodeSpec {
+    type_name: "RouteToLabel",
+    summary: "Propagates the message to the Label nodes named in \
+              `LocalEnvironment.Destination.RouterList.DestinationData[*].labelName`, in order.",
+    inputs: &[IN],
+    outputs: &[FAILURE],
+    dynamic_outputs: false,
+    properties: &[PropSpec {
+        name: "mode",
+        kind: PropKind::Enum(&["route_to_last", "route_to_first"]),
+        default: Some("route_to_last"),
+        required: false,
+        doc: "Which destination is used: the last in the list, or the first (the product's two modes).",
+    }],
+    build: |c, _| {
+        Ok(NodeImpl::Process(Arc::new(RouteToLabel {
+            first: c.str("mode") == "route_to_first",
+        })))
+    },
+};
+
+struct RouteToLabel {
+    first: bool,
+}
+
+impl Node for RouteToLabel {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let le = &mut msg.local_environment;
+        let r = le.root();
+        let Some(list) = le.path(r, &["Destination", "RouterList"])? else {
+            return Err(NodeError::recoverable(
+                "LocalEnvironment.Destination.RouterList is missing",
+            ));
+        };
+        let mut labels = Vec::new();
+        for d in le.children(list)? {
+            if le.name_bytes(d) != b"DestinationData" {
+                continue;
+            }
+            if let Some(n) = le.child_named(d, None, b"labelName", 0)? {
+                if let Some(v) = le.value_bytes(n) {
+                    labels.push(String::from_utf8_lossy(v).into_owned());
+                }
+            }
+        }
+        let chosen = if self.first {
+            labels.first()
+        } else {
+            labels.last()
+        };
+        match chosen {
+            Some(l) => {
+                let l = l.clone();
+                ctx.propagate_to_label(&l, msg)
+            }
+            None => Err(NodeError::recoverable(
+                "RouterList has no DestinationData with a labelName",
+            )),
+        }
+    }
+}
+
+// ----- Throw ------------------------------------------------------------------------------
+
+pub static THROW: NodeSpec = NodeSpec {
+    type_name: "Throw",
+    summary: "Raises a user exception, which follows the flow's catch handling.",
+    inputs: &[IN],
+    outputs: &[],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "message_number",
+            kind: PropKind::Integer,
+            default: Some("3001"),
+            required: false,
+            doc: "The exception's number.",
+        },
+        PropSpec {
+            name: "message_text",
+            kind: PropKind::String,
+            default: Some("User exception thrown by a Throw node"),
+            required: false,
+            doc: "The exception's text.",
+        },
+    ],
+    build: |c, _| {
+        Ok(NodeImpl::Process(Arc::new(Throw {
+            number: c.int("message_number") as u32,
+            text: c.str("message_text").to_string(),
+        })))
+    },
+};
+
+struct Throw {
+    number: u32,
+    text: String,
+}
+
+impl Node for Throw {
+    fn evaluate(&self, _: &mut Ctx<'_>, _: Terminal, _: &mut Message) -> Result<(), NodeError> {
+        Err(NodeError::new(
+            ExceptionKind::User,
+            self.number,
+            self.text.clone(),
+        ))
+    }
+}
+
+// ----- TryCatch ---------------------------------------------------------------------------
+
+pub static TRY_CATCH: NodeSpec = NodeSpec {
+    type_name: "TryCatch",
+    summary: "Propagates to `try`; an exception from anything downstream of it is caught and the message \
+              (with the ExceptionList) goes to `catch` instead.",
+    inputs: &[IN],
+    outputs: &[TRY, CATCH],
+    dynamic_outputs: false,
+    properties: &[],
+    build: |_, _| Ok(NodeImpl::Process(Arc::new(TryCatch))),
+};
+
+struct TryCatch;
+
+impl Node for TryCatch {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        match ctx.propagate(Terminal(0), msg) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let mut cm = msg.clone();
+                e.exception.write_to(&mut cm.exception_list)?;
+                ctx.propagate(Terminal(1), &mut cm).map_err(|mut e| {
+                    e.passed_up = true;
+                    e
+                })
+            }
+        }
+    }
+}
+
+// ----- FlowOrder --------------------------------------------------------------------------
+
+pub static FLOW_ORDER: NodeSpec = NodeSpec {
+    type_name: "FlowOrder",
+    summary: "Propagates the message to `first`, then (if that succeeded) the same message to `second`.",
+    inputs: &[IN],
+    outputs: &[FAILURE, FIRST, SECOND],
+    dynamic_outputs: false,
+    properties: &[],
+    build: |_, _| Ok(NodeImpl::Process(Arc::new(FlowOrder))),
+};
+
+const FIRST: TerminalSpec = TerminalSpec {
+    name: "first",
+    doc: "Receives the message first.",
+};
+const SECOND: TerminalSpec = TerminalSpec {
+    name: "second",
+    doc: "Receives the message after `first` completed.",
+};
+
+struct FlowOrder;
+
+impl Node for FlowOrder {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        ctx.propagate(Terminal(1), msg)?;
+        ctx.propagate(Terminal(2), msg)
+    }
+}
+
+/// Set a character value from a string (used by nodes that fill in trees).
+pub fn set_text(t: &mut Tree, id: sluice_tree::NodeId, s: &str) {
+    let txt = t.alloc_text(s.as_bytes());
+    t.set_value(id, Value::Character(txt));
+}

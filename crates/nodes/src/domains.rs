@@ -1,0 +1,143 @@
+//! Message domains as input and output nodes use them: the `domain`, `parse_timing` and
+//! `opaque_elements` properties, attaching a body to Root, and serialising Root's body.
+
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use sluice_json_tmp as json;
+use sluice_node_api::{ConfigError, Message, NodeConfig, PropKind, PropSpec};
+use sluice_parsers::{blob, xmlnsc};
+use sluice_tree::{NodeId, Parser, Tree, TreeError};
+
+pub const DOMAIN: PropSpec = PropSpec {
+    name: "domain",
+    kind: PropKind::Enum(&["BLOB", "XMLNSC", "JSON"]),
+    default: Some("BLOB"),
+    required: false,
+    doc: "The message domain that parses the body.",
+};
+
+pub const PARSE_TIMING: PropSpec = PropSpec {
+    name: "parse_timing",
+    kind: PropKind::Enum(&["on_demand", "immediate", "complete"]),
+    default: Some("on_demand"),
+    required: false,
+    doc: "`on_demand` parses only what the flow reads, when it reads it; `immediate` and `complete` parse \
+          the whole body on arrival, so a malformed message fails at the input node.",
+};
+
+pub const OPAQUE_ELEMENTS: PropSpec = PropSpec {
+    name: "opaque_elements",
+    kind: PropKind::StringList,
+    default: Some("[]"),
+    required: false,
+    doc: "XMLNSC elements (names or paths such as `/Parent/SaleList`) kept as raw bytes, never parsed.",
+};
+
+/// The parser of a domain, with the options an input node set.
+#[derive(Clone)]
+enum DomainParser {
+    Blob,
+    Xml(Arc<xmlnsc::XmlnscParser>),
+    Json(Arc<json::JsonParser>),
+}
+
+/// How an input node parses the bodies it receives.
+pub struct BodyParsing {
+    parser: DomainParser,
+    complete: bool,
+}
+
+impl BodyParsing {
+    /// From the node's `domain`, `parse_timing` and `opaque_elements` properties.
+    pub fn from_config(c: &NodeConfig) -> Result<BodyParsing, ConfigError> {
+        let opaque = c.list("opaque_elements");
+        if !opaque.is_empty() && c.str("domain") != "XMLNSC" {
+            return Err(ConfigError::property(
+                "opaque_elements",
+                "opaque elements need `domain: XMLNSC`",
+            ));
+        }
+        let parser = match c.str("domain") {
+            "XMLNSC" if opaque.is_empty() => DomainParser::Xml(shared_xml()),
+            "XMLNSC" => {
+                let opts = xmlnsc::XmlnscOptions {
+                    opaque_elements: opaque.to_vec(),
+                    ..Default::default()
+                };
+                DomainParser::Xml(Arc::new(xmlnsc::XmlnscParser::new(opts)))
+            }
+            "JSON" => DomainParser::Json(shared_json()),
+            _ => DomainParser::Blob,
+        };
+        Ok(BodyParsing {
+            parser,
+            complete: c.str("parse_timing") != "on_demand",
+        })
+    }
+
+    /// Attach `bytes` as the body (last child of Root), parsing it now when the timing says so.
+    pub fn attach(&self, root: &mut Tree, bytes: Bytes) -> Result<NodeId, TreeError> {
+        let r = root.root();
+        let id = match &self.parser {
+            DomainParser::Blob => blob::attach(root, r, bytes),
+            DomainParser::Xml(p) => xmlnsc::attach(root, r, bytes, Arc::clone(p)),
+            DomainParser::Json(p) => json::attach(root, r, bytes, p)?,
+        };
+        if self.complete {
+            root.expand_all(id)?;
+        }
+        Ok(id)
+    }
+}
+
+fn shared_xml() -> Arc<xmlnsc::XmlnscParser> {
+    static XML: OnceLock<Arc<xmlnsc::XmlnscParser>> = OnceLock::new();
+    XML.get_or_init(|| Arc::new(xmlnsc::XmlnscParser::default()))
+        .clone()
+}
+
+fn shared_json() -> Arc<json::JsonParser> {
+    static JSON: OnceLock<Arc<json::JsonParser>> = OnceLock::new();
+    JSON.get_or_init(|| Arc::new(json::JsonParser::default()))
+        .clone()
+}
+
+/// The parser of a domain with default options, for serialising bodies that flows built.
+pub fn default_parser(domain: &str) -> Option<Arc<dyn Parser>> {
+    static BLOB: OnceLock<Arc<dyn Parser>> = OnceLock::new();
+    match domain {
+        "XMLNSC" => Some(shared_xml()),
+        "JSON" => Some(shared_json()),
+        "BLOB" => Some(BLOB.get_or_init(|| Arc::new(blob::BlobParser)).clone()),
+        _ => None,
+    }
+}
+
+/// Serialise Root's body (its last child) in its domain; empty when there is no body.
+pub fn serialize_body(msg: &mut Message) -> Result<(Bytes, &'static str), TreeError> {
+    let Some(body) = msg.body()? else {
+        return Ok((Bytes::new(), "application/octet-stream"));
+    };
+    let name = String::from_utf8_lossy(msg.root.name_bytes(body)).into_owned();
+    let content_type = match name.as_str() {
+        "XMLNSC" => "text/xml; charset=utf-8",
+        "JSON" => "application/json; charset=utf-8",
+        _ => "application/octet-stream",
+    };
+    // A body nobody changed goes out as the bytes it came in, without a copy.
+    if let Some(b) = msg.root.original_shared(body) {
+        return Ok((b, content_type));
+    }
+    let parser = msg
+        .root
+        .parser_of(body)
+        .or_else(|| default_parser(&name))
+        .ok_or_else(|| TreeError::Serialize {
+            domain: "Root",
+            message: format!("no serialiser for domain '{name}'"),
+        })?;
+    let mut out = Vec::new();
+    parser.serialize(&mut msg.root, body, &mut out)?;
+    Ok((Bytes::from(out), content_type))
+}

@@ -1,0 +1,265 @@
+//! HTTPInput: receives requests for a path from the server's shared listener and starts a flow
+//! invocation for each.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use sluice_node_api::{
+    BuildContext, ConfigError, InputNode, InstanceRunner, Invocation, Message, NodeConfig,
+    NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
+};
+use sluice_tree::{Text, Tree, Value, field_type};
+
+use super::router::{HttpRequest, HttpResponse, HttpRouter};
+use crate::Services;
+use crate::domains::{self, BodyParsing};
+use crate::terminals::{CATCH, FAILURE, OUT};
+
+pub static HTTP_INPUT: NodeSpec = NodeSpec {
+    type_name: "HTTPInput",
+    summary: "Receives HTTP requests for a path on the server's HTTP listener. The request headers go to \
+              `Root.HTTPInputHeader`, the body is parsed in the chosen domain, and the request stays open \
+              until an HTTPReply node answers it.",
+    inputs: &[],
+    outputs: &[FAILURE, OUT, CATCH],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "path",
+            kind: PropKind::String,
+            default: None,
+            required: true,
+            doc: "The URL path served, such as `/orders`; a trailing `*` serves every path below it.",
+        },
+        domains::DOMAIN,
+        domains::PARSE_TIMING,
+        domains::OPAQUE_ELEMENTS,
+    ],
+    build: build_http_input,
+};
+
+const T_FAILURE: Terminal = Terminal(0);
+const T_OUT: Terminal = Terminal(1);
+const T_CATCH: Terminal = Terminal(2);
+
+/// The open request of an invocation, answered by HTTPReply.
+pub struct PendingReply {
+    pub id: u64,
+    pub sender: tokio::sync::oneshot::Sender<HttpResponse>,
+}
+
+struct HttpInput {
+    flow: String,
+    path: String,
+    router: Arc<HttpRouter>,
+    sender: Sender<HttpRequest>,
+    receiver: Receiver<HttpRequest>,
+    owner: u64,
+    parsing: BodyParsing,
+}
+
+fn build_http_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+    let path = c.str("path");
+    if !path.starts_with('/') {
+        return Err(
+            ConfigError::property("path", format!("`{path}` is not a URL path"))
+                .with_hint("paths start with `/`"),
+        );
+    }
+    let services = Services::from_build(b)?;
+    let (sender, receiver, owner) = services.http.channel();
+    Ok(NodeImpl::Input(Arc::new(HttpInput {
+        flow: b.flow.to_string(),
+        path: path.to_string(),
+        router: Arc::clone(&services.http),
+        sender,
+        receiver,
+        owner,
+        parsing: BodyParsing::from_config(c)?,
+    })))
+}
+
+/// The names of the HTTP headers as the product writes them in HTTPInputHeader.
+fn header_tree(root: &mut Tree, req: &HttpRequest) -> Result<(), NodeError> {
+    let r = root.root();
+    let h = root.create_last_child(
+        r,
+        field_type::NAME,
+        Text::Static("HTTPInputHeader"),
+        Value::Null,
+    )?;
+    let command = format!("{} {} {}", req.method, req.uri, req.version);
+    let v = root.alloc_text(command.as_bytes());
+    root.create_last_child(
+        h,
+        field_type::NAME_VALUE,
+        Text::Static("X-Original-HTTP-Command"),
+        Value::Character(v),
+    )?;
+    for (name, value) in &req.headers {
+        let n = root.alloc_text(name.as_bytes());
+        let v = root.alloc_text(value);
+        root.create_last_child(h, field_type::NAME_VALUE, n, Value::Character(v))?;
+    }
+    Ok(())
+}
+
+fn properties(root: &mut Tree, content_type: Option<&Bytes>) -> Result<(), NodeError> {
+    let r = root.root();
+    let Some(p) = root.first_child(r)? else {
+        return Ok(());
+    };
+    let field = |root: &mut Tree, name: &'static str, v: Value| {
+        root.create_last_child(p, field_type::NAME_VALUE, Text::Static(name), v)
+    };
+    field(root, "Encoding", Value::Integer(546))?;
+    field(root, "CodedCharSetId", Value::Integer(1208))?;
+    if let Some(ct) = content_type {
+        let t = root.alloc_text(ct);
+        field(root, "ContentType", Value::Character(t))?;
+    }
+    Ok(())
+}
+
+impl HttpInput {
+    fn handle(&self, runner: &mut dyn InstanceRunner, req: HttpRequest, id: u64) {
+        runner.record_input_bytes(req.body.len() as u64);
+        let mut inv = Invocation::new();
+        let mut msg = Message::new();
+        let content_type = req
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.clone());
+        let built = properties(&mut msg.root, content_type.as_ref())
+            .and_then(|_| header_tree(&mut msg.root, &req))
+            .and_then(|_| set_request_identifier(&mut msg.local_environment, id));
+        let HttpRequest { body, reply, .. } = req;
+        inv.insert(PendingReply { id, sender: reply });
+        let result = built.and_then(|_| {
+            self.parsing
+                .attach(&mut msg.root, body)
+                .map(|_| ())
+                .map_err(NodeError::from)
+        });
+        let result = match result {
+            // Failure before the message was propagated: the failure terminal.
+            Err(mut e) => {
+                e.exception.label = String::new();
+                self.input_failed(runner, &mut inv, &mut msg, e, T_FAILURE)
+            }
+            Ok(()) => match runner.invoke(&mut inv, T_OUT, &mut msg) {
+                Ok(()) => Ok(()),
+                Err(e) => self.input_failed(runner, &mut inv, &mut msg, e, T_CATCH),
+            },
+        };
+        match result {
+            Ok(()) => {
+                if let Err(e) = inv.commit() {
+                    reply_error(
+                        &mut inv,
+                        500,
+                        &format!("the unit of work failed to commit: {e}"),
+                    );
+                }
+                reply_error(
+                    &mut inv,
+                    500,
+                    &format!(
+                        "flow '{}' completed without replying (no HTTPReply node was reached)",
+                        self.flow
+                    ),
+                );
+            }
+            Err(e) => {
+                inv.rollback();
+                tracing::warn!(error = %e, flow = %self.flow, "Message processing failed.");
+                let status = if e.exception.kind == sluice_node_api::ExceptionKind::Parser {
+                    400
+                } else {
+                    500
+                };
+                reply_error(&mut inv, status, &e.exception.describe());
+            }
+        }
+    }
+
+    /// Send `msg` with the ExceptionList to `terminal` if it is wired; otherwise give the error back.
+    fn input_failed(
+        &self,
+        runner: &mut dyn InstanceRunner,
+        inv: &mut Invocation,
+        msg: &mut Message,
+        e: NodeError,
+        terminal: Terminal,
+    ) -> Result<(), NodeError> {
+        if !runner.is_wired(terminal) {
+            return Err(e);
+        }
+        e.exception.write_to(&mut msg.exception_list)?;
+        runner.invoke(inv, terminal, msg)
+    }
+}
+
+fn set_request_identifier(le: &mut Tree, id: u64) -> Result<(), NodeError> {
+    let r = le.root();
+    let d = le.create_last_child(
+        r,
+        field_type::NAME,
+        Text::Static("Destination"),
+        Value::Null,
+    )?;
+    let h = le.create_last_child(d, field_type::NAME, Text::Static("HTTP"), Value::Null)?;
+    let hex = format!("{id:016X}");
+    let t = le.alloc_text(hex.as_bytes());
+    le.create_last_child(
+        h,
+        field_type::NAME_VALUE,
+        Text::Static("RequestIdentifier"),
+        Value::Character(t),
+    )?;
+    Ok(())
+}
+
+/// Answer the pending request with an error, if it is still pending.
+fn reply_error(inv: &mut Invocation, status: u16, text: &str) {
+    if let Some(p) = inv.take::<PendingReply>() {
+        let _ = p.sender.send(HttpResponse::error(status, text));
+    }
+}
+
+impl InputNode for HttpInput {
+    fn start(&self) {
+        self.router
+            .register(&self.path, self.sender.clone(), self.owner);
+    }
+
+    fn run_instance(&self, runner: &mut dyn InstanceRunner) {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        loop {
+            match self.receiver.recv_timeout(Duration::from_millis(100)) {
+                Ok(req) => {
+                    let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    self.handle(runner, req, id);
+                }
+                // Requests already queued when the flow stops are still processed.
+                Err(RecvTimeoutError::Timeout) if runner.stop().is_stopped() => return,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    fn stopped(&self) {
+        self.router.unregister(&self.path, self.owner);
+        // Anything that arrived after the instances finished is answered rather than dropped.
+        while let Ok(req) = self.receiver.try_recv() {
+            let _ = req.reply.send(HttpResponse::error(
+                503,
+                format!("flow '{}' is stopping", self.flow),
+            ));
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! HTTPReply: answers the request that started the invocation.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use sluice_node_api::{
+    Ctx, Message, Node, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
+};
+use sluice_tree::Value;
+
+use super::input::PendingReply;
+use super::router::HttpResponse;
+use crate::domains::serialize_body;
+use crate::terminals::{FAILURE, IN, OUT};
+
+pub static HTTP_REPLY: NodeSpec = NodeSpec {
+    type_name: "HTTPReply",
+    summary: "Sends the message body, serialised in its domain, as the response to the request that started \
+              the invocation. Headers come from `Root.HTTPReplyHeader` when present; the status from \
+              `LocalEnvironment.Destination.HTTP.ReplyStatusCode`, else the `status` property.",
+    inputs: &[IN],
+    outputs: &[FAILURE, OUT],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "status",
+            kind: PropKind::Integer,
+            default: Some("200"),
+            required: false,
+            doc: "The HTTP status when the LocalEnvironment does not set one.",
+        },
+        PropSpec {
+            name: "ignore_transport_failures",
+            kind: PropKind::Boolean,
+            default: Some("true"),
+            required: false,
+            doc: "Whether a client that went away is ignored rather than raised as an exception.",
+        },
+    ],
+    build: |c, _| {
+        let status = c.int("status");
+        if !(100..=599).contains(&status) {
+            return Err(sluice_node_api::ConfigError::property(
+                "status",
+                format!("{status} is not an HTTP status"),
+            ));
+        }
+        Ok(NodeImpl::Process(Arc::new(HttpReply {
+            status: status as u16,
+            ignore_failures: c.bool("ignore_transport_failures"),
+        })))
+    },
+};
+
+struct HttpReply {
+    status: u16,
+    ignore_failures: bool,
+}
+
+fn reply_headers(msg: &mut Message) -> Result<Vec<(String, Bytes)>, NodeError> {
+    let r = msg.root.root();
+    let mut out = Vec::new();
+    if let Some(h) = msg.root.child_named(r, None, b"HTTPReplyHeader", 0)? {
+        for c in msg.root.children(h)? {
+            let name = String::from_utf8_lossy(msg.root.name_bytes(c)).into_owned();
+            if name.eq_ignore_ascii_case("content-length")
+                || name.eq_ignore_ascii_case("transfer-encoding")
+            {
+                continue;
+            }
+            let v = match msg.root.value(c) {
+                Value::Integer(i) => Bytes::from(i.to_string()),
+                _ => Bytes::copy_from_slice(msg.root.value_bytes(c).unwrap_or_default()),
+            };
+            out.push((name, v));
+        }
+    }
+    Ok(out)
+}
+
+fn status_override(msg: &mut Message) -> Result<Option<u16>, NodeError> {
+    let le = &mut msg.local_environment;
+    let r = le.root();
+    let Some(s) = le.path(r, &["Destination", "HTTP", "ReplyStatusCode"])? else {
+        return Ok(None);
+    };
+    let n = match le.value(s) {
+        Value::Integer(i) => Some(i),
+        _ => le
+            .value_bytes(s)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|s| s.trim().parse().ok()),
+    };
+    Ok(n.filter(|n| (100..=599).contains(n)).map(|n| n as u16))
+}
+
+impl Node for HttpReply {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let Some(pending) = ctx.inv.take::<PendingReply>() else {
+            return Err(NodeError::recoverable(
+                "there is no HTTP request to reply to (it was answered already, or no HTTPInput started this invocation)",
+            ));
+        };
+        let (body, content_type) = serialize_body(msg)?;
+        let mut headers = reply_headers(msg)?;
+        if !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        {
+            headers.push((
+                "Content-Type".into(),
+                Bytes::from_static(content_type.as_bytes()),
+            ));
+        }
+        let status = status_override(msg)?.unwrap_or(self.status);
+        if pending
+            .sender
+            .send(HttpResponse {
+                status,
+                headers,
+                body,
+            })
+            .is_err()
+            && !self.ignore_failures
+        {
+            return Err(NodeError::new(
+                sluice_node_api::ExceptionKind::Socket,
+                3169,
+                "the HTTP client closed the connection before the reply was sent",
+            ));
+        }
+        ctx.propagate(Terminal(1), msg)
+    }
+}

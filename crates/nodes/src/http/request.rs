@@ -1,0 +1,305 @@
+//! HTTPRequest: calls an HTTP service with the message body and continues with its response.
+//!
+//! Connections are pooled and kept alive per host; HTTPS uses rustls with the Mozilla root
+//! certificates. The call blocks the flow instance's thread (the flow waits for the response, as
+//! the product's node does) while the I/O runs on the server's runtime.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{HeaderName, HeaderValue};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use sluice_node_api::{
+    BuildContext, ConfigError, Ctx, ExceptionKind, Message, Node, NodeConfig, NodeError, NodeImpl,
+    NodeSpec, PropKind, PropSpec, Terminal, TerminalSpec,
+};
+use sluice_tree::{Position, Text, Value, field_type};
+
+use crate::Services;
+use crate::domains::{self, BodyParsing, serialize_body};
+use crate::terminals::{FAILURE, IN, OUT};
+
+pub static HTTP_REQUEST: NodeSpec = NodeSpec {
+    type_name: "HTTPRequest",
+    summary: "Sends the message body to an HTTP service and propagates its response: the response headers in \
+              `Root.HTTPResponseHeader`, the body parsed in the chosen domain. A response with a status of 400 \
+              or more goes to `error`. `LocalEnvironment.Destination.HTTP.RequestURL` overrides the URL.",
+    inputs: &[IN],
+    outputs: &[
+        FAILURE,
+        OUT,
+        TerminalSpec {
+            name: "error",
+            doc: "The service answered with a status of 400 or more.",
+        },
+    ],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "url",
+            kind: PropKind::String,
+            default: None,
+            required: true,
+            doc: "The service's URL (http:// or https://).",
+        },
+        PropSpec {
+            name: "method",
+            kind: PropKind::Enum(&["POST", "GET", "PUT", "DELETE", "PATCH", "HEAD"]),
+            default: Some("POST"),
+            required: false,
+            doc: "The HTTP method.",
+        },
+        PropSpec {
+            name: "timeout_secs",
+            kind: PropKind::Integer,
+            default: Some("120"),
+            required: false,
+            doc: "How long to wait for the whole response.",
+        },
+        domains::DOMAIN,
+        domains::PARSE_TIMING,
+        domains::OPAQUE_ELEMENTS,
+    ],
+    build: build_http_request,
+};
+
+type HttpsClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+struct HttpRequestNode {
+    client: HttpsClient,
+    url: String,
+    method: hyper::Method,
+    timeout: Duration,
+    parsing: BodyParsing,
+    runtime: tokio::runtime::Handle,
+}
+
+fn build_http_request(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+    let url = c.str("url").to_string();
+    if url
+        .parse::<hyper::Uri>()
+        .ok()
+        .and_then(|u| u.scheme().map(|s| s.as_str().to_string()))
+        .is_none_or(|s| s != "http" && s != "https")
+    {
+        return Err(ConfigError::property(
+            "url",
+            format!("`{url}` is not an http:// or https:// URL"),
+        ));
+    }
+    let timeout = c.int("timeout_secs");
+    if timeout <= 0 {
+        return Err(ConfigError::property("timeout_secs", "must be at least 1"));
+    }
+    let services = Services::from_build(b)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ConfigError::node(format!("TLS setup failed: {e}")))?
+        .with_root_certificates(rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        })
+        .with_no_client_auth();
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .build();
+    let client = Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(60))
+        .build(connector);
+    Ok(NodeImpl::Process(Arc::new(HttpRequestNode {
+        client,
+        url,
+        method: c.str("method").parse().unwrap_or(hyper::Method::POST),
+        timeout: Duration::from_secs(timeout as u64),
+        parsing: BodyParsing::from_config(c)?,
+        runtime: services.runtime.clone(),
+    })))
+}
+
+fn url_override(msg: &mut Message) -> Result<Option<String>, NodeError> {
+    let le = &mut msg.local_environment;
+    let r = le.root();
+    Ok(le
+        .path(r, &["Destination", "HTTP", "RequestURL"])?
+        .and_then(|u| le.value_bytes(u))
+        .map(|b| String::from_utf8_lossy(b).into_owned()))
+}
+
+fn request_headers(msg: &mut Message) -> Result<Vec<(String, Bytes)>, NodeError> {
+    let r = msg.root.root();
+    let mut out = Vec::new();
+    if let Some(h) = msg.root.child_named(r, None, b"HTTPRequestHeader", 0)? {
+        for c in msg.root.children(h)? {
+            let name = String::from_utf8_lossy(msg.root.name_bytes(c)).into_owned();
+            if ["content-length", "host", "transfer-encoding"]
+                .iter()
+                .any(|x| name.eq_ignore_ascii_case(x))
+            {
+                continue;
+            }
+            out.push((
+                name,
+                Bytes::copy_from_slice(msg.root.value_bytes(c).unwrap_or_default()),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+struct Answer {
+    status: u16,
+    reason: String,
+    headers: Vec<(String, Bytes)>,
+    body: Bytes,
+}
+
+impl HttpRequestNode {
+    fn call(
+        &self,
+        url: &str,
+        headers: Vec<(String, Bytes)>,
+        body: Bytes,
+        content_type: &str,
+    ) -> Result<Answer, NodeError> {
+        let mut req = hyper::Request::builder()
+            .method(self.method.clone())
+            .uri(url);
+        let has_ct = headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+        for (n, v) in headers {
+            if let (Ok(n), Ok(v)) = (
+                HeaderName::from_bytes(n.as_bytes()),
+                HeaderValue::from_maybe_shared(v),
+            ) {
+                req = req.header(n, v);
+            }
+        }
+        if !has_ct {
+            req = req.header("Content-Type", content_type);
+        }
+        let req = req.body(Full::new(body)).map_err(|e| {
+            NodeError::recoverable(format!("cannot build the request to {url}: {e}"))
+        })?;
+        let fut = async {
+            let resp = self.client.request(req).await?;
+            let (parts, body) = resp.into_parts();
+            let bytes = body.collect().await?.to_bytes();
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((parts, bytes))
+        };
+        let (parts, body) = match self
+            .runtime
+            .block_on(async { tokio::time::timeout(self.timeout, fut).await })
+        {
+            Err(_) => {
+                return Err(NodeError::new(
+                    ExceptionKind::SocketTimeout,
+                    3162,
+                    format!(
+                        "no response from {url} within {} seconds",
+                        self.timeout.as_secs()
+                    ),
+                ));
+            }
+            Ok(Err(e)) => {
+                return Err(NodeError::new(
+                    ExceptionKind::Socket,
+                    3152,
+                    format!("the request to {url} failed: {e}"),
+                ));
+            }
+            Ok(Ok(r)) => r,
+        };
+        Ok(Answer {
+            status: parts.status.as_u16(),
+            reason: parts.status.canonical_reason().unwrap_or("").to_string(),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        crate::http::canonical_header(n.as_str()),
+                        Bytes::copy_from_slice(v.as_bytes()),
+                    )
+                })
+                .collect(),
+            body,
+        })
+    }
+
+    /// The output message: the input's Properties, the response headers, the response body.
+    fn response_message(&self, input: &mut Message, a: Answer) -> Result<Message, NodeError> {
+        let mut out = Message::new();
+        let ir = input.root.root();
+        let or = out.root.root();
+        if let Some(p) = input.root.first_child(ir)? {
+            input.root.expand_all(p)?;
+            if let Some(old) = out.root.first_child(or)? {
+                out.root.delete(old)?;
+            }
+            out.root
+                .copy_from(&input.root, p, or, Position::FirstChild)?;
+        }
+        let h = out.root.create_last_child(
+            or,
+            field_type::NAME,
+            Text::Static("HTTPResponseHeader"),
+            Value::Null,
+        )?;
+        let line = format!("HTTP/1.1 {} {}", a.status, a.reason);
+        let v = out.root.alloc_text(line.as_bytes());
+        out.root.create_last_child(
+            h,
+            field_type::NAME_VALUE,
+            Text::Static("X-Original-HTTP-Status-Line"),
+            Value::Character(v),
+        )?;
+        out.root.create_last_child(
+            h,
+            field_type::NAME_VALUE,
+            Text::Static("X-Original-HTTP-Status-Code"),
+            Value::Integer(a.status as i64),
+        )?;
+        for (n, v) in &a.headers {
+            let n = out.root.alloc_text(n.as_bytes());
+            let v = out.root.alloc_text(v);
+            out.root
+                .create_last_child(h, field_type::NAME_VALUE, n, Value::Character(v))?;
+        }
+        self.parsing.attach(&mut out.root, a.body)?;
+        out.local_environment = input.local_environment.clone();
+        out.exception_list = input.exception_list.clone();
+        Ok(out)
+    }
+}
+
+impl Node for HttpRequestNode {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let url = url_override(msg)?.unwrap_or_else(|| self.url.clone());
+        let (body, content_type) = serialize_body(msg)?;
+        let headers = request_headers(msg)?;
+        let answer = self.call(&url, headers, body, content_type)?;
+        let status = answer.status;
+        let mut out = self.response_message(msg, answer)?;
+        if status >= 400 {
+            let error = Terminal(2);
+            if !ctx.is_wired(error) {
+                return Err(NodeError::new(
+                    ExceptionKind::Socket,
+                    3151,
+                    format!("{url} answered with status {status}"),
+                ));
+            }
+            return ctx.propagate(error, &mut out);
+        }
+        ctx.propagate(Terminal(1), &mut out)
+    }
+}

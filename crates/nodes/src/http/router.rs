@@ -1,0 +1,130 @@
+//! The bridge between the server's one HTTP listener and the HTTPInput nodes: requests are routed
+//! by path to the flow that registered it, and answered through a one-shot reply channel.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::RwLock;
+
+/// A request as an HTTPInput node receives it.
+pub struct HttpRequest {
+    pub method: String,
+    /// The path and query as sent.
+    pub uri: String,
+    pub path: String,
+    pub query: String,
+    pub version: &'static str,
+    pub headers: Vec<(String, Bytes)>,
+    pub body: Bytes,
+    pub reply: tokio::sync::oneshot::Sender<HttpResponse>,
+}
+
+/// A response for the server to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, Bytes)>,
+    pub body: Bytes,
+}
+
+impl HttpResponse {
+    /// A plain-text error response.
+    pub fn error(status: u16, text: impl Into<String>) -> HttpResponse {
+        let mut body = text.into();
+        body.push('\n');
+        HttpResponse {
+            status,
+            headers: vec![(
+                "Content-Type".into(),
+                Bytes::from_static(b"text/plain; charset=utf-8"),
+            )],
+            body: Bytes::from(body),
+        }
+    }
+}
+
+struct Route {
+    sender: Sender<HttpRequest>,
+    owner: u64,
+}
+
+/// Paths served by HTTPInput nodes. A path ending in `*` matches every path with that prefix.
+#[derive(Default)]
+pub struct HttpRouter {
+    exact: RwLock<HashMap<String, Route>>,
+    prefixes: RwLock<Vec<(String, Route)>>,
+    next_owner: AtomicU64,
+}
+
+/// Why a request found no flow.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RouteError {
+    /// No HTTPInput node serves the path.
+    NotFound,
+    /// The flow serving it is stopping.
+    Unavailable,
+}
+
+impl HttpRouter {
+    pub fn new() -> HttpRouter {
+        HttpRouter::default()
+    }
+
+    /// A new channel for an HTTPInput node and an owner token for [`HttpRouter::register`].
+    pub fn channel(&self) -> (Sender<HttpRequest>, Receiver<HttpRequest>, u64) {
+        let (s, r) = crossbeam_channel::unbounded();
+        (s, r, self.next_owner.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// Serve `path` by `sender`, replacing whoever served it (a redeployed flow takes over).
+    pub fn register(&self, path: &str, sender: Sender<HttpRequest>, owner: u64) {
+        let route = Route { sender, owner };
+        if let Some(prefix) = path.strip_suffix('*') {
+            let mut p = self.prefixes.write();
+            p.retain(|(x, _)| x != prefix);
+            p.push((prefix.to_string(), route));
+            // Longest prefix first, so the most specific wins.
+            p.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        } else {
+            self.exact.write().insert(path.to_string(), route);
+        }
+    }
+
+    /// Stop serving `path` if `owner` still serves it.
+    pub fn unregister(&self, path: &str, owner: u64) {
+        if let Some(prefix) = path.strip_suffix('*') {
+            self.prefixes
+                .write()
+                .retain(|(x, r)| !(x == prefix && r.owner == owner));
+        } else {
+            let mut e = self.exact.write();
+            if e.get(path).is_some_and(|r| r.owner == owner) {
+                e.remove(path);
+            }
+        }
+    }
+
+    /// Hand a request to the flow serving its path; gives the request back when none does.
+    pub fn dispatch(&self, req: HttpRequest) -> Result<(), (RouteError, HttpRequest)> {
+        let sender = {
+            let e = self.exact.read();
+            match e.get(&req.path) {
+                Some(r) => Some(r.sender.clone()),
+                None => self
+                    .prefixes
+                    .read()
+                    .iter()
+                    .find(|(p, _)| req.path.starts_with(p.as_str()))
+                    .map(|(_, r)| r.sender.clone()),
+            }
+        };
+        match sender {
+            None => Err((RouteError::NotFound, req)),
+            Some(s) => s
+                .send(req)
+                .map_err(|e| (RouteError::Unavailable, e.into_inner())),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Filter and Route: decide where a message goes with XPath 1.0 expressions over the message
+//! assembly (`$Root`, `$Body`, `$LocalEnvironment`, `$Environment`, `$ExceptionList`).
+
+use std::sync::Arc;
+
+use sluice_node_api::{
+    ConfigError, Ctx, Message, Node, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
+    TerminalSpec,
+};
+use sluice_tree::xpath::{XPath, XPathContext, XPathError};
+
+use crate::terminals::{FAILURE, IN};
+
+pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
+    r(&FILTER);
+    r(&ROUTE);
+}
+
+fn compile(property: &str, src: &str) -> Result<XPath, ConfigError> {
+    XPath::compile(src).map_err(|e| ConfigError::property(property, format!("{e} in `{src}`")))
+}
+
+fn xpath_failed(e: XPathError, src: &str) -> NodeError {
+    match e {
+        XPathError::Tree(t) => NodeError::from(t),
+        other => NodeError::recoverable(format!("evaluating `{src}`: {other}")),
+    }
+}
+
+// ----- Filter -----------------------------------------------------------------------------
+
+pub static FILTER: NodeSpec = NodeSpec {
+    type_name: "Filter",
+    summary: "Evaluates a boolean expression and propagates the message unchanged to `true` or `false`.",
+    inputs: &[IN],
+    outputs: &[
+        FAILURE,
+        TerminalSpec {
+            name: "unknown",
+            doc: "The expression's value is unknown.",
+        },
+        TerminalSpec {
+            name: "false",
+            doc: "The expression is false.",
+        },
+        TerminalSpec {
+            name: "true",
+            doc: "The expression is true.",
+        },
+    ],
+    dynamic_outputs: false,
+    properties: &[PropSpec {
+        name: "expression",
+        kind: PropKind::String,
+        default: None,
+        required: true,
+        doc: "An XPath 1.0 expression, for example `$Body/Parent/First = '1'`.",
+    }],
+    build: |c, _| {
+        let src = c.str("expression").to_string();
+        Ok(NodeImpl::Process(Arc::new(Filter {
+            xpath: compile("expression", &src)?,
+            src,
+        })))
+    },
+};
+
+struct Filter {
+    xpath: XPath,
+    src: String,
+}
+
+impl Node for Filter {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let result = {
+            let mut xc = XPathContext::new(msg, &mut ctx.inv.environment);
+            self.xpath.evaluate_bool(&mut xc)
+        };
+        let t = match result.map_err(|e| xpath_failed(e, &self.src))? {
+            true => Terminal(3),
+            false => Terminal(2),
+        };
+        ctx.propagate(t, msg)
+    }
+}
+
+// ----- Route ------------------------------------------------------------------------------
+
+pub static ROUTE: NodeSpec = NodeSpec {
+    type_name: "Route",
+    summary: "Propagates the message to the terminal of every rule whose XPath expression is true (or only the \
+              first, with `distribution_mode: first`); to `default` when none is.",
+    inputs: &[IN],
+    outputs: &[
+        FAILURE,
+        TerminalSpec {
+            name: "default",
+            doc: "No rule matched.",
+        },
+    ],
+    dynamic_outputs: true,
+    properties: &[
+        PropSpec {
+            name: "rules",
+            kind: PropKind::StringMap,
+            default: None,
+            required: true,
+            doc: "Terminal name → XPath expression, tried in the order written.",
+        },
+        PropSpec {
+            name: "distribution_mode",
+            kind: PropKind::Enum(&["all", "first"]),
+            default: Some("all"),
+            required: false,
+            doc: "`all` propagates to every matching rule's terminal; `first` stops at the first match.",
+        },
+    ],
+    build: |c, b| {
+        let mut rules = Vec::new();
+        for (name, src) in c.map("rules") {
+            if name == "default" || name == "failure" {
+                return Err(ConfigError::property(
+                    "rules",
+                    format!("a rule cannot be named `{name}`"),
+                ));
+            }
+            let t = b
+                .outputs
+                .iter()
+                .position(|o| o == name)
+                .map(|i| Terminal(i as u16));
+            rules.push(Rule {
+                xpath: compile("rules", src)?,
+                src: src.clone(),
+                terminal: t,
+            });
+        }
+        if let Some(extra) = b
+            .outputs
+            .iter()
+            .skip(2)
+            .find(|o| !c.map("rules").iter().any(|(n, _)| n == *o))
+        {
+            return Err(ConfigError::property(
+                "rules",
+                format!("terminal `{extra}` is wired but has no rule"),
+            )
+            .with_hint(format!("add `{extra}: <XPath expression>` to `rules`")));
+        }
+        Ok(NodeImpl::Process(Arc::new(Route {
+            rules,
+            first_only: c.str("distribution_mode") == "first",
+        })))
+    },
+};
+
+struct Rule {
+    xpath: XPath,
+    src: String,
+    /// `None` when the rule's terminal is not wired: a match then propagates nowhere.
+    terminal: Option<Terminal>,
+}
+
+struct Route {
+    rules: Vec<Rule>,
+    first_only: bool,
+}
+
+impl Node for Route {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let mut matched = false;
+        for r in &self.rules {
+            let hit = {
+                let mut xc = XPathContext::new(msg, &mut ctx.inv.environment);
+                r.xpath
+                    .evaluate_bool(&mut xc)
+                    .map_err(|e| xpath_failed(e, &r.src))?
+            };
+            if hit {
+                matched = true;
+                if let Some(t) = r.terminal {
+                    ctx.propagate(t, msg)?;
+                }
+                if self.first_only {
+                    break;
+                }
+            }
+        }
+        if !matched {
+            ctx.propagate(Terminal(1), msg)?;
+        }
+        Ok(())
+    }
+}

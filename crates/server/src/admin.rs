@@ -1,0 +1,234 @@
+//! The admin listener: flows and their statistics as JSON, node types, health, and Prometheus
+//! metrics at `/metrics`.
+
+use std::convert::Infallible;
+use std::fmt::Write;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use serde_json::{Value, json};
+use sluice_flow::stats::Snapshot;
+use sluice_flow::{Flow, Registry};
+
+use crate::deploy::Deployment;
+
+/// Extra admin routes offered by other parts of the server (the queue manager's messaging API).
+pub trait AdminRoutes: Send + Sync {
+    /// Answer the request when the path is this extension's, else `None`.
+    fn handle(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        headers: &[(String, String)],
+        body: Bytes,
+    ) -> Option<(u16, Vec<(String, String)>, Bytes)>;
+}
+
+pub struct AdminState {
+    pub deployment: Arc<Deployment>,
+    pub registry: Arc<Registry>,
+    pub extensions: Vec<Box<dyn AdminRoutes>>,
+}
+
+fn stats_json(s: &Snapshot) -> Value {
+    let per = |total: u64| {
+        if s.invocations == 0 {
+            0.0
+        } else {
+            total as f64 / s.invocations as f64 / 1000.0
+        }
+    };
+    json!({
+        "invocations": s.invocations,
+        "errors": s.errors,
+        "elapsed_ns": s.elapsed_ns,
+        "cpu_ns": s.cpu_ns,
+        "input_bytes": s.input_bytes,
+        "avg_elapsed_us": per(s.elapsed_ns),
+        "avg_cpu_us": per(s.cpu_ns),
+    })
+}
+
+fn flow_json(f: &Flow) -> Value {
+    let nodes: Vec<Value> = f
+        .node_info()
+        .zip(f.stats.nodes.iter())
+        .map(|(n, c)| json!({"label": n.label, "type": n.type_name, "statistics": stats_json(&c.snapshot())}))
+        .collect();
+    json!({
+        "name": f.name,
+        "file": f.file,
+        "instances": f.instances,
+        "statistics": stats_json(&f.stats.flow.snapshot()),
+        "nodes": nodes,
+    })
+}
+
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Every flow's and node's statistics in the Prometheus text format.
+pub fn metrics_text(flows: &[Arc<Flow>]) -> String {
+    let mut out = String::new();
+    let families: [(&str, &str, fn(&Snapshot) -> f64); 5] = [
+        ("invocations_total", "Messages processed.", |s| {
+            s.invocations as f64
+        }),
+        (
+            "errors_total",
+            "Invocations that ended in an exception.",
+            |s| s.errors as f64,
+        ),
+        ("elapsed_seconds_total", "Elapsed time.", |s| {
+            s.elapsed_ns as f64 / 1e9
+        }),
+        (
+            "cpu_seconds_total",
+            "CPU time (estimated from sampled invocations).",
+            |s| s.cpu_ns as f64 / 1e9,
+        ),
+        ("input_bytes_total", "Bytes received by input nodes.", |s| {
+            s.input_bytes as f64
+        }),
+    ];
+    for (name, help, get) in families {
+        let _ = writeln!(
+            out,
+            "# HELP sluice_flow_{name} {help}\n# TYPE sluice_flow_{name} counter"
+        );
+        for f in flows {
+            let _ = writeln!(
+                out,
+                "sluice_flow_{name}{{flow=\"{}\"}} {}",
+                esc(&f.name),
+                get(&f.stats.flow.snapshot())
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP sluice_node_{name} {help}\n# TYPE sluice_node_{name} counter"
+        );
+        for f in flows {
+            for (n, c) in f.node_info().zip(f.stats.nodes.iter()) {
+                let _ = writeln!(
+                    out,
+                    "sluice_node_{name}{{flow=\"{}\",node=\"{}\",type=\"{}\"}} {}",
+                    esc(&f.name),
+                    esc(n.label),
+                    n.type_name,
+                    get(&c.snapshot())
+                );
+            }
+        }
+    }
+    out
+}
+
+fn respond(status: u16, content_type: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+        r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    r
+}
+
+fn json_response(status: u16, v: &Value) -> Response<Full<Bytes>> {
+    respond(status, "application/json", v.to_string())
+}
+
+pub async fn handle(
+    state: Arc<AdminState>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let method = req.method().as_str().to_string();
+    let path = req.uri().path().to_string();
+    let pq = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| path.clone());
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    if !state.extensions.is_empty() {
+        let body = match req.into_body().collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(e) => {
+                return Ok(respond(
+                    400,
+                    "text/plain",
+                    format!("cannot read the request: {e}\n"),
+                ));
+            }
+        };
+        for ext in &state.extensions {
+            if let Some((status, hs, b)) = ext.handle(&method, &pq, &headers, body.clone()) {
+                let mut r = respond(status, "application/octet-stream", b);
+                for (n, v) in hs {
+                    if let (Ok(n), Ok(v)) = (
+                        hyper::header::HeaderName::from_bytes(n.as_bytes()),
+                        hyper::header::HeaderValue::from_str(&v),
+                    ) {
+                        r.headers_mut().insert(n, v);
+                    }
+                }
+                return Ok(r);
+            }
+        }
+    }
+    if method != "GET" {
+        return Ok(json_response(
+            405,
+            &json!({"error": "only GET is supported here"}),
+        ));
+    }
+    let flows = state.deployment.flows();
+    Ok(match path.trim_end_matches('/') {
+        "/health" | "/api/v1/health" => {
+            json_response(200, &json!({"status": "ok", "flows": flows.len()}))
+        }
+        "/metrics" => respond(200, "text/plain; version=0.0.4", metrics_text(&flows)),
+        "/api/v1/flows" => json_response(
+            200,
+            &Value::Array(flows.iter().map(|f| flow_json(f)).collect()),
+        ),
+        "/api/v1/nodes" => {
+            let types: Vec<Value> = state
+                .registry
+                .specs()
+                .map(|s| {
+                    json!({
+                        "type": s.type_name,
+                        "summary": s.summary,
+                        "inputs": s.inputs.iter().map(|t| t.name).collect::<Vec<_>>(),
+                        "outputs": s.outputs.iter().map(|t| t.name).collect::<Vec<_>>(),
+                        "properties": s.properties.iter().map(|p| json!({"name": p.name, "kind": p.kind.describe(), "default": p.default, "required": p.required, "doc": p.doc})).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json_response(200, &Value::Array(types))
+        }
+        p => match p.strip_prefix("/api/v1/flows/") {
+            Some(name) => match flows.iter().find(|f| f.name == name) {
+                Some(f) => json_response(200, &flow_json(f)),
+                None => json_response(404, &json!({"error": format!("no flow named '{name}'")})),
+            },
+            None => json_response(404, &json!({"error": format!("no such resource: {p}")})),
+        },
+    })
+}

@@ -1,0 +1,156 @@
+//! Deployed flows: built from a project, started, and redeployed when their files change.
+//!
+//! A changed flow file is loaded and built beside the running flow; only when that succeeds does
+//! the new flow start (taking over its HTTP paths) and the old one stop, after finishing the
+//! messages it has already accepted. A file with errors leaves the running flow as it was.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use parking_lot::Mutex;
+use sluice_flow::{Diagnostic, Flow, FlowDef, Registry, RunningFlow};
+
+use crate::project;
+
+struct Deployed {
+    running: RunningFlow,
+    stamp: Option<(SystemTime, u64)>,
+}
+
+/// The running flows of a server.
+pub struct Deployment {
+    dir: PathBuf,
+    registry: Arc<Registry>,
+    services: Arc<dyn std::any::Any + Send + Sync>,
+    flows: Mutex<BTreeMap<PathBuf, Deployed>>,
+}
+
+fn stamp(p: &Path) -> Option<(SystemTime, u64)> {
+    let m = std::fs::metadata(p).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
+
+impl Deployment {
+    pub fn new(
+        dir: &Path,
+        registry: Arc<Registry>,
+        services: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Deployment {
+        Deployment {
+            dir: dir.to_path_buf(),
+            registry,
+            services,
+            flows: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn build(&self, def: &FlowDef) -> Result<Arc<Flow>, Vec<Diagnostic>> {
+        Flow::build(def, &self.dir, &*self.services).map(Arc::new)
+    }
+
+    /// Build every flow, then start them all; nothing starts if anything fails.
+    pub fn deploy_all(&self, defs: &[FlowDef]) -> Result<(), Vec<Diagnostic>> {
+        let mut built = Vec::new();
+        let mut problems = Vec::new();
+        for d in defs {
+            match self.build(d) {
+                Ok(f) => built.push((d.file.clone(), f)),
+                Err(mut p) => problems.append(&mut p),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let mut flows = self.flows.lock();
+        for (file, f) in built {
+            let path = self
+                .dir
+                .join("flows")
+                .join(Path::new(&file).file_name().unwrap_or_default());
+            let st = stamp(&path);
+            flows.insert(
+                path,
+                Deployed {
+                    running: f.start(),
+                    stamp: st,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The deployed flows, for statistics.
+    pub fn flows(&self) -> Vec<Arc<Flow>> {
+        self.flows
+            .lock()
+            .values()
+            .map(|d| Arc::clone(&d.running.flow))
+            .collect()
+    }
+
+    /// Look for changed, new and removed flow files once; redeploy what changed.
+    pub fn rescan(&self) {
+        let files = project::flow_files(&self.dir);
+        let mut flows = self.flows.lock();
+        for f in &files {
+            let st = stamp(f);
+            if flows.get(f).is_some_and(|d| d.stamp == st) {
+                continue;
+            }
+            match project::load_flow_file(f, &self.registry).and_then(|def| self.build(&def)) {
+                Ok(flow) => {
+                    tracing::info!(flow = %flow.name, file = %f.display(), "Redeploying flow.");
+                    let running = flow.start();
+                    if let Some(old) = flows.insert(f.clone(), Deployed { running, stamp: st }) {
+                        old.running.stop();
+                    }
+                }
+                Err(problems) => {
+                    for p in problems {
+                        eprint!("{p}");
+                    }
+                    tracing::error!(file = %f.display(), "The flow file has errors; the running flow is unchanged.");
+                    if let Some(d) = flows.get_mut(f) {
+                        d.stamp = st;
+                    }
+                }
+            }
+        }
+        let gone: Vec<PathBuf> = flows
+            .keys()
+            .filter(|k| !files.contains(k))
+            .cloned()
+            .collect();
+        for g in gone {
+            if let Some(d) = flows.remove(&g) {
+                tracing::info!(flow = %d.running.flow.name, "Flow file removed; stopping the flow.");
+                d.running.stop();
+            }
+        }
+    }
+
+    /// Poll the flow files every `every` until `stop` is set.
+    pub fn watch(
+        self: &Arc<Self>,
+        every: Duration,
+        stop: Arc<std::sync::atomic::AtomicBool>,
+    ) -> std::thread::JoinHandle<()> {
+        let me = Arc::clone(self);
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                std::thread::sleep(every);
+                me.rescan();
+            }
+        })
+    }
+
+    /// Stop every flow, letting each finish the messages it accepted.
+    pub fn stop_all(&self) {
+        let flows = std::mem::take(&mut *self.flows.lock());
+        for (_, d) in flows {
+            d.running.stop();
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The server: loads a project, deploys its flows, serves HTTP for HTTPInput nodes and the admin
+//! API, redeploys changed flow files, and drains on SIGTERM.
+
+pub mod admin;
+pub mod deploy;
+pub mod http;
+pub mod project;
+pub mod settings;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use sluice_flow::Registry;
+use sluice_nodes::Services;
+use sluice_nodes::http::HttpRouter;
+use tokio::net::TcpListener;
+
+use crate::admin::{AdminRoutes, AdminState};
+use crate::deploy::Deployment;
+use crate::http::HttpState;
+
+/// How `sluice run` was asked to run.
+pub struct RunOptions {
+    pub dir: PathBuf,
+    pub http_port: u16,
+    pub admin_port: u16,
+    pub qm_port: u16,
+    pub data_dir: Option<PathBuf>,
+    pub bind: std::net::IpAddr,
+    /// How often flow files are checked for changes.
+    pub watch_every: Duration,
+}
+
+/// Exit codes: 0 after a clean stop, 1 when the server could not start, 2 for a project with errors.
+pub fn run(opts: RunOptions, registry: Registry) -> i32 {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("sluice-io")
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the I/O runtime: {e}");
+            return 1;
+        }
+    };
+    let registry = Arc::new(registry);
+    let project = match project::load(&opts.dir, &registry) {
+        Ok(p) => p,
+        Err(problems) => {
+            for p in &problems {
+                eprint!("{p}");
+            }
+            eprintln!(
+                "error: the project has {} problem(s); nothing was deployed",
+                problems.len()
+            );
+            return 2;
+        }
+    };
+    let router = Arc::new(HttpRouter::new());
+    let services = Arc::new(Services {
+        http: Arc::clone(&router),
+        runtime: rt.handle().clone(),
+    });
+    let deployment = Arc::new(Deployment::new(&opts.dir, Arc::clone(&registry), services));
+    if let Err(problems) = deployment.deploy_all(&project.flows) {
+        for p in &problems {
+            eprint!("{p}");
+        }
+        eprintln!(
+            "error: the project has {} problem(s); nothing was deployed",
+            problems.len()
+        );
+        return 2;
+    }
+    let tls = match &project.settings.http.tls {
+        None => None,
+        Some(t) => {
+            match http::tls_acceptor(&opts.dir.join(&t.cert_file), &opts.dir.join(&t.key_file)) {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    eprintln!("error: TLS: {e}");
+                    deployment.stop_all();
+                    return 2;
+                }
+            }
+        }
+    };
+    let code = rt.block_on(async {
+        let http_addr = SocketAddr::new(opts.bind, opts.http_port);
+        let admin_addr = SocketAddr::new(opts.bind, opts.admin_port);
+        let (http_l, admin_l) = match (
+            TcpListener::bind(http_addr).await,
+            TcpListener::bind(admin_addr).await,
+        ) {
+            (Ok(h), Ok(a)) => (h, a),
+            (Err(e), _) => {
+                eprintln!("error: cannot listen on {http_addr} (HTTP): {e}");
+                return 1;
+            }
+            (_, Err(e)) => {
+                eprintln!("error: cannot listen on {admin_addr} (admin): {e}");
+                return 1;
+            }
+        };
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let http_state = Arc::new(HttpState {
+            router,
+            settings: project.settings.http.clone(),
+        });
+        let http_task = tokio::spawn(http::serve(http_l, http_state, tls, stop_rx.clone()));
+        let admin_state = Arc::new(AdminState {
+            deployment: Arc::clone(&deployment),
+            registry: Arc::clone(&registry),
+            extensions: Vec::<Box<dyn AdminRoutes>>::new(),
+        });
+        let admin_task = tokio::spawn(serve_admin(admin_l, admin_state, stop_rx));
+        let watch_stop = Arc::new(AtomicBool::new(false));
+        let watcher = deployment.watch(opts.watch_every, Arc::clone(&watch_stop));
+        {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "ready");
+            let _ = out.flush();
+        }
+        tracing::info!(http = %http_addr, admin = %admin_addr, "Sluice is ready.");
+        wait_for_signal().await;
+        tracing::info!("Stopping: finishing the messages in progress.");
+        let _ = stop_tx.send(true);
+        let _ = http_task.await;
+        let _ = admin_task.await;
+        watch_stop.store(true, Ordering::Release);
+        let _ = tokio::task::spawn_blocking(move || {
+            let _ = watcher.join();
+        })
+        .await;
+        0
+    });
+    deployment.stop_all();
+    rt.shutdown_timeout(Duration::from_secs(5));
+    code
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+async fn serve_admin(
+    listener: TcpListener,
+    state: Arc<AdminState>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        let (stream, _) = tokio::select! {
+            a = listener.accept() => match a { Ok(a) => a, Err(_) => continue },
+            _ = stop.changed() => return,
+        };
+        let st = Arc::clone(&state);
+        let svc = hyper::service::service_fn(move |req| admin::handle(Arc::clone(&st), req));
+        tokio::spawn(async move {
+            let mut b = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            b.http1().title_case_headers(true);
+            let _ = b.serve_connection(TokioIo::new(stream), svc).await;
+        });
+    }
+}

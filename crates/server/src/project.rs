@@ -1,0 +1,109 @@
+//! A project folder: `sluice.yaml` and `flows/*.yaml`, loaded and validated as a whole.
+
+use std::path::{Path, PathBuf};
+
+use sluice_flow::{Diagnostic, FlowDef, Registry, load_flow};
+
+use crate::settings::{self, Settings};
+
+/// A project read from disk, every file valid.
+pub struct Project {
+    pub dir: PathBuf,
+    pub settings: Settings,
+    pub flows: Vec<FlowDef>,
+}
+
+/// The flow files of a project, sorted by name.
+pub fn flow_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("flows"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// A path as it appears in messages: relative to the current directory when it can be.
+pub fn display_path(p: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| p.strip_prefix(cwd).ok().map(|r| r.display().to_string()))
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// Load one flow file.
+pub fn load_flow_file(path: &Path, registry: &Registry) -> Result<FlowDef, Vec<Diagnostic>> {
+    let name = display_path(path);
+    let src = std::fs::read_to_string(path).map_err(|e| {
+        vec![Diagnostic::at(
+            &name,
+            "",
+            1,
+            1,
+            format!("cannot read the flow file: {e}"),
+        )]
+    })?;
+    load_flow(&name, &src, registry)
+}
+
+/// Load and validate the whole project, reporting every problem of every file.
+pub fn load(dir: &Path, registry: &Registry) -> Result<Project, Vec<Diagnostic>> {
+    let mut problems = Vec::new();
+    if !dir.is_dir() {
+        let name = display_path(dir);
+        return Err(vec![Diagnostic::at(
+            &name,
+            "",
+            1,
+            1,
+            "the project folder does not exist",
+        )]);
+    }
+    let settings_path = dir.join("sluice.yaml");
+    let settings = match std::fs::read_to_string(&settings_path) {
+        Ok(src) => settings::parse(&display_path(&settings_path), &src).unwrap_or_else(|mut p| {
+            problems.append(&mut p);
+            Settings::default()
+        }),
+        Err(_) => Settings::default(),
+    };
+    let files = flow_files(dir);
+    if files.is_empty() {
+        let name = display_path(&dir.join("flows"));
+        problems.push(
+            Diagnostic::at(&name, "", 1, 1, "the project has no flows")
+                .with_hint("put flow files (*.yaml) in the flows/ folder"),
+        );
+    }
+    let mut flows: Vec<FlowDef> = Vec::new();
+    for f in files {
+        match load_flow_file(&f, registry) {
+            Ok(def) => {
+                if let Some(other) = flows.iter().find(|o| o.name == def.name) {
+                    problems.push(Diagnostic::at(
+                        &def.file,
+                        &def.source,
+                        1,
+                        1,
+                        format!("flow name `{}` is also used by {}", def.name, other.file),
+                    ));
+                } else {
+                    flows.push(def);
+                }
+            }
+            Err(mut p) => problems.append(&mut p),
+        }
+    }
+    if problems.is_empty() {
+        Ok(Project {
+            dir: dir.to_path_buf(),
+            settings,
+            flows,
+        })
+    } else {
+        Err(problems)
+    }
+}

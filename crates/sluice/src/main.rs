@@ -1,0 +1,96 @@
+//! `sluice`: run a project, validate it, and the tools around it.
+
+mod bundle;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "sluice", version, about = "An open integration broker")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a project: deploy its flows and serve until SIGTERM.
+    Run {
+        /// The project folder (sluice.yaml, flows/).
+        dir: PathBuf,
+        /// Port of the HTTP listener shared by HTTPInput nodes.
+        #[arg(long, default_value_t = 7800)]
+        http_port: u16,
+        /// Port of the admin API and /metrics.
+        #[arg(long, default_value_t = 7801)]
+        admin_port: u16,
+        /// Port of the queue manager's client protocol.
+        #[arg(long, default_value_t = 7802)]
+        qm_port: u16,
+        /// Where the server keeps its data (queue manager files).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// The address to listen on.
+        #[arg(long, default_value = "0.0.0.0")]
+        bind: std::net::IpAddr,
+    },
+    /// Check a project's files without running it; prints every problem.
+    Validate { dir: PathBuf },
+    /// Print the node reference (docs/nodes.md is generated from it).
+    Nodes,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run {
+            dir,
+            http_port,
+            admin_port,
+            qm_port,
+            data_dir,
+            bind,
+        } => {
+            let opts = sluice_server::RunOptions {
+                dir,
+                http_port,
+                admin_port,
+                qm_port,
+                data_dir,
+                bind,
+                watch_every: Duration::from_secs(1),
+            };
+            ExitCode::from(sluice_server::run(opts, bundle::registry()) as u8)
+        }
+        Command::Validate { dir } => {
+            let registry = bundle::registry();
+            match sluice_server::project::load(&dir, &registry) {
+                Ok(p) => {
+                    println!("{}: ok ({} flows)", dir.display(), p.flows.len());
+                    ExitCode::SUCCESS
+                }
+                Err(problems) => {
+                    for p in &problems {
+                        eprint!("{p}");
+                    }
+                    eprintln!("error: {} problem(s)", problems.len());
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Nodes => {
+            print!("{}", bundle::registry().docs_markdown());
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! Starting the real `sluice` binary on free ports for end-to-end tests, and a small HTTP client.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running server, stopped (SIGTERM) when dropped.
+pub struct Server {
+    pub child: Child,
+    pub http_port: u16,
+    pub admin_port: u16,
+    pub qm_port: u16,
+    pub stderr: PathBuf,
+    _data: tempdir::TempDir,
+}
+
+pub mod tempdir {
+    use std::path::{Path, PathBuf};
+
+    /// A directory removed when dropped.
+    pub struct TempDir(PathBuf);
+    impl TempDir {
+        pub fn new(tag: &str) -> TempDir {
+            static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let p =
+                std::env::temp_dir().join(format!("sluice-test-{tag}-{}-{n}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).expect("create temp dir");
+            TempDir(p)
+        }
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+pub fn samples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples")
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_sluice")
+}
+
+impl Server {
+    /// Start `sluice run DIR` and wait for its `ready` line.
+    pub fn start(dir: &Path) -> Server {
+        Self::try_start(dir).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    pub fn try_start(dir: &Path) -> Result<Server, String> {
+        let data = tempdir::TempDir::new("data");
+        let (http_port, admin_port, qm_port) = (free_port(), free_port(), free_port());
+        let stderr = data.path().join("stderr.log");
+        let mut child = Command::new(bin())
+            .args(["run", &dir.display().to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--http-port",
+                &http_port.to_string(),
+                "--admin-port",
+                &admin_port.to_string(),
+            ])
+            .args([
+                "--qm-port",
+                &qm_port.to_string(),
+                "--data-dir",
+                &data.path().display().to_string(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).map_err(|e| e.to_string())?)
+            .spawn()
+            .map_err(|e| format!("cannot start sluice: {e}"))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Some(Ok(l)) = lines.next() {
+                let _ = tx.send(l);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(l) if l.trim() == "ready" => break,
+                Ok(_) => {}
+                Err(_) => {
+                    if let Ok(Some(status)) = child.try_wait() {
+                        let log = std::fs::read_to_string(&stderr).unwrap_or_default();
+                        return Err(format!("sluice exited with {status} before ready:\n{log}"));
+                    }
+                    if Instant::now() > deadline {
+                        let _ = child.kill();
+                        return Err("sluice did not print ready within 30 s".into());
+                    }
+                }
+            }
+        }
+        Ok(Server {
+            child,
+            http_port,
+            admin_port,
+            qm_port,
+            stderr,
+            _data: data,
+        })
+    }
+
+    pub fn post(&self, path: &str, body: &[u8]) -> Response {
+        request(self.http_port, "POST", path, &[], body)
+    }
+
+    pub fn admin_get(&self, path: &str) -> Response {
+        request(self.admin_port, "GET", path, &[], b"")
+    }
+
+    /// SIGTERM, then the exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc_kill(self.child.id() as i32, 15) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("sluice did not stop within 30 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: kill(2) on our own child's pid.
+            unsafe { libc_kill(self.child.id() as i32, 15) };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A parsed HTTP/1.1 response; header names as the server sent them.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// One request on a fresh connection.
+pub fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    send(&mut s, method, path, headers, body);
+    read_response(&mut s)
+}
+
+pub fn send(s: &mut TcpStream, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) {
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).expect("write head");
+    s.write_all(body).expect("write body");
+}
+
+pub fn read_response(s: &mut TcpStream) -> Response {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 65536];
+    let head_end = loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p;
+        }
+        let n = s.read(&mut tmp).expect("read");
+        assert!(
+            n > 0,
+            "connection closed before the response head: {:?}",
+            String::from_utf8_lossy(&buf)
+        );
+        buf.extend_from_slice(&tmp[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| {
+            l.split_once(':')
+                .map(|(n, v)| (n.to_string(), v.trim().to_string()))
+        })
+        .collect();
+    let len: usize = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = buf[head_end + 4..].to_vec();
+    while body.len() < len {
+        let n = s.read(&mut tmp).expect("read body");
+        assert!(n > 0, "connection closed in the body");
+        body.extend_from_slice(&tmp[..n]);
+    }
+    body.truncate(len);
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// The seeds' SaleList message (Appendix C), white space removed, repeated `n` times.
+pub fn sale_list(n: usize) -> Vec<u8> {
+    let mut s = String::from("<Parent><First>1</First>");
+    for i in 0..n {
+        s.push_str(&format!(
+            "<SaleList><Invoice><Initial>K</Initial><Initial>A</Initial><Surname>Braithwaite{i}</Surname>\
+<Item><Code>00</Code><Code>01</Code><Code>02</Code><Description>Twister</Description><Category>Games</Category>\
+<Price>00.30</Price><Quantity>01</Quantity></Item><Item><Code>02</Code><Code>03</Code><Code>01</Code>\
+<Description>The Times Newspaper</Description><Category>Books and Media</Category><Price>00.20</Price>\
+<Quantity>01</Quantity></Item><Balance>00.50</Balance><Currency>Sterling</Currency></Invoice><Invoice>\
+<Initial>T</Initial><Initial>J</Initial><Surname>Dunnwin</Surname><Item><Code>04</Code><Code>05</Code>\
+<Code>01</Code><Description>The Origin of Species</Description><Category>Books and Media</Category>\
+<Price>22.34</Price><Quantity>02</Quantity></Item><Item><Code>06</Code><Code>07</Code><Code>01</Code>\
+<Description>Microscope</Description><Category>Miscellaneous</Category><Price>36.20</Price>\
+<Quantity>01</Quantity></Item><Balance>81.84</Balance><Currency>Euros</Currency></Invoice></SaleList>"
+        ));
+    }
+    s.push_str("<Last>Test</Last></Parent>");
+    s.into_bytes()
+}

@@ -1,0 +1,166 @@
+//! Every sample of the samples project, driven over real HTTP against the real binary.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use common::{Server, sale_list, samples_dir};
+
+fn server() -> &'static Server {
+    static S: OnceLock<Server> = OnceLock::new();
+    S.get_or_init(|| Server::start(&samples_dir()))
+}
+
+#[test]
+fn blob_echo_returns_the_body_unchanged_with_canonical_header_names() {
+    let body = sale_list(3);
+    let r = server().post("/samples/blob-echo", &body);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, body);
+    assert!(
+        r.headers.iter().any(|(n, _)| n == "Content-Length"),
+        "{:?}",
+        r.headers
+    );
+    assert!(
+        r.headers.iter().any(|(n, _)| n == "Content-Type"),
+        "{:?}",
+        r.headers
+    );
+}
+
+#[test]
+fn xml_echo_returns_identical_bytes_after_a_complete_parse() {
+    let body = sale_list(10);
+    let r = server().post("/samples/xml-echo", &body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.body, body);
+    assert!(r.header("Content-Type").is_some_and(|c| c.contains("xml")));
+}
+
+#[test]
+fn xml_echo_answers_malformed_xml_with_the_parser_error_and_offset() {
+    let r = server().post("/samples/xml-echo", b"<Parent><First>1</Frist></Parent>");
+    assert!(r.status >= 400, "{}", r.status);
+    let t = r.text();
+    assert!(t.contains("XMLNSC") && t.contains("offset"), "{t}");
+}
+
+#[test]
+fn json_echo_returns_the_parsed_message_serialised() {
+    let body = br#"{"Parent":{"First":1,"SaleList":[{"Invoice":{"Surname":"Braithwaite","Balance":0.5}}],"Last":"Test"}}"#;
+    let r = server().post("/samples/json-echo", body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.body, body.to_vec());
+    assert!(r.header("Content-Type").is_some_and(|c| c.contains("json")));
+}
+
+#[test]
+fn json_echo_answers_malformed_json_with_an_error() {
+    let r = server().post("/samples/json-echo", br#"{"a": [1, 2,, 3]}"#);
+    assert!(r.status >= 400);
+    assert!(r.text().contains("JSON"), "{}", r.text());
+}
+
+#[test]
+fn filter_first_echoes_when_the_first_element_matches_and_rejects_otherwise() {
+    let body = sale_list(2);
+    let r = server().post("/samples/filter-first", &body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.body, body);
+    let other = String::from_utf8(body)
+        .unwrap()
+        .replace("<First>1</First>", "<First>2</First>");
+    assert_eq!(
+        server()
+            .post("/samples/filter-first", other.as_bytes())
+            .status,
+        422
+    );
+}
+
+#[test]
+fn filter_last_echoes_when_the_last_element_matches_and_rejects_otherwise() {
+    let body = sale_list(2);
+    let r = server().post("/samples/filter-last", &body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.body, body);
+    let other = String::from_utf8(body)
+        .unwrap()
+        .replace("<Last>Test</Last>", "<Last>Other</Last>");
+    assert_eq!(
+        server()
+            .post("/samples/filter-last", other.as_bytes())
+            .status,
+        422
+    );
+}
+
+#[test]
+fn route_first_routes_on_the_first_element() {
+    let body = sale_list(2);
+    let r = server().post("/samples/route-first", &body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.body, body);
+    let other = String::from_utf8(body)
+        .unwrap()
+        .replace("<First>1</First>", "<First>9</First>");
+    assert_eq!(
+        server()
+            .post("/samples/route-first", other.as_bytes())
+            .status,
+        422
+    );
+}
+
+#[test]
+fn filter_first_does_not_need_the_rest_of_a_message_to_be_well_formed() {
+    // On-demand parsing: the filter reads only the first element.
+    let r = server().post(
+        "/samples/filter-first",
+        b"<Parent><First>1</First><Broken></Parent>",
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
+#[test]
+fn unknown_path_gets_404() {
+    assert_eq!(server().post("/samples/nothing-here", b"x").status, 404);
+}
+
+#[test]
+fn admin_lists_flows_with_statistics_and_serves_metrics() {
+    server().post("/samples/blob-echo", b"count me");
+    let r = server().admin_get("/api/v1/flows");
+    assert_eq!(r.status, 200);
+    let v: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+    let flows = v.as_array().expect("array");
+    let blob = flows
+        .iter()
+        .find(|f| f["name"] == "blob-echo")
+        .expect("blob-echo listed");
+    assert!(blob["statistics"]["invocations"].as_u64().unwrap() >= 1);
+    assert!(blob["statistics"]["input_bytes"].as_u64().unwrap() >= 8);
+    assert_eq!(blob["nodes"].as_array().unwrap().len(), 2);
+    let m = server().admin_get("/metrics");
+    assert_eq!(m.status, 200);
+    assert!(
+        m.text()
+            .contains("sluice_flow_invocations_total{flow=\"blob-echo\"}"),
+        "{}",
+        m.text()
+    );
+    assert_eq!(server().admin_get("/health").status, 200);
+}
+
+#[test]
+fn keep_alive_serves_several_requests_on_one_connection() {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", server().http_port)).unwrap();
+    for i in 0..5 {
+        let body = format!("message {i}");
+        common::send(&mut s, "POST", "/samples/blob-echo", &[], body.as_bytes());
+        let r = common::read_response(&mut s);
+        assert_eq!(r.status, 200);
+        assert_eq!(r.body, body.as_bytes());
+    }
+}

@@ -1,0 +1,140 @@
+//! Server behaviour: bad projects, request limits, slow clients, redeploy, and SIGTERM.
+
+mod common;
+
+use std::io::Write;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::tempdir::TempDir;
+use common::{Server, bin};
+
+fn project(settings: &str, flows: &[(&str, &str)]) -> TempDir {
+    let d = TempDir::new("project");
+    std::fs::create_dir_all(d.path().join("flows")).unwrap();
+    std::fs::write(d.path().join("sluice.yaml"), settings).unwrap();
+    for (name, text) in flows {
+        std::fs::write(d.path().join("flows").join(name), text).unwrap();
+    }
+    d
+}
+
+const ECHO: &str = "flow: echo\nnodes:\n  in: { type: HTTPInput, path: /echo, wires: { out: [reply] } }\n  reply: { type: HTTPReply }\n";
+
+#[test]
+fn run_exits_2_with_file_and_line_for_a_bad_flow() {
+    let p = project(
+        "",
+        &[(
+            "bad.yaml",
+            "flow: bad\nnodes:\n  in: { type: HTTPInptu, path: /x }\n",
+        )],
+    );
+    let out = Command::new(bin())
+        .args(["run", &p.path().display().to_string(), "--http-port", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.yaml:3:"), "{err}");
+    assert!(err.contains("did you mean `HTTPInput`?"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("ready"));
+}
+
+#[test]
+fn validate_reports_bad_settings_with_place() {
+    let p = project("http:\n  max_request_byts: 10\n", &[("echo.yaml", ECHO)]);
+    let out = Command::new(bin())
+        .args(["validate", &p.path().display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sluice.yaml:2:") && err.contains("did you mean `max_request_bytes`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn oversized_request_gets_413() {
+    let p = project("http:\n  max_request_bytes: 1000\n", &[("echo.yaml", ECHO)]);
+    let s = Server::start(p.path());
+    assert_eq!(s.post("/echo", &[b'x'; 999]).status, 200);
+    assert_eq!(s.post("/echo", &[b'x'; 1001]).status, 413);
+}
+
+#[test]
+fn slow_client_gets_408() {
+    let p = project("http:\n  request_timeout_secs: 1\n", &[("echo.yaml", ECHO)]);
+    let s = Server::start(p.path());
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", s.http_port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    c.write_all(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly a part")
+        .unwrap();
+    let started = Instant::now();
+    let r = common::read_response(&mut c);
+    assert_eq!(r.status, 408);
+    assert!(started.elapsed() < Duration::from_secs(8));
+}
+
+#[test]
+fn sigterm_drains_and_exits_0() {
+    let p = project("", &[("echo.yaml", ECHO)]);
+    let mut s = Server::start(p.path());
+    assert_eq!(s.post("/echo", b"hi").status, 200);
+    let status = s.terminate();
+    assert_eq!(status.code(), Some(0), "{}", s.log());
+}
+
+#[test]
+fn changed_flow_file_is_redeployed_without_failing_requests() {
+    let p = project("", &[("echo.yaml", ECHO)]);
+    let s = Server::start(p.path());
+    let port = s.http_port;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let load = std::thread::spawn(move || {
+        let mut statuses = Vec::new();
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            statuses.push(common::request(port, "POST", "/echo", &[], b"x").status);
+        }
+        statuses
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let changed = ECHO.replace(
+        "reply: { type: HTTPReply }",
+        "reply: { type: HTTPReply, status: 201 }",
+    );
+    std::fs::write(p.path().join("flows/echo.yaml"), changed).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while s.post("/echo", b"x").status != 201 {
+        assert!(
+            Instant::now() < deadline,
+            "the changed flow was not redeployed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let statuses = load.join().unwrap();
+    assert!(statuses.len() > 10);
+    assert!(
+        statuses.iter().all(|&st| st == 200 || st == 201),
+        "{statuses:?}"
+    );
+}
+
+#[test]
+fn a_broken_edit_keeps_the_running_flow() {
+    let p = project("", &[("echo.yaml", ECHO)]);
+    let s = Server::start(p.path());
+    std::fs::write(
+        p.path().join("flows/echo.yaml"),
+        "nodes:\n  in: { type: Nope }\n",
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(s.post("/echo", b"x").status, 200);
+    assert!(s.log().contains("echo.yaml:2:"), "{}", s.log());
+}
