@@ -1,8 +1,10 @@
-//! Node families: `core` (control), `routing` (Filter, Route), `http`. Each family registers its node types.
+//! Node families: `core` (control), `routing` (Filter, Route), `http`, `mq` (queues). Each
+//! family registers its node types.
 
 pub mod core;
 pub mod domains;
 pub mod http;
+pub mod mq;
 pub mod routing;
 mod terminals;
 mod time;
@@ -16,6 +18,8 @@ pub struct Services {
     pub http: Arc<http::HttpRouter>,
     /// For nodes that call async clients from flow threads.
     pub runtime: tokio::runtime::Handle,
+    /// The embedded queue manager.
+    pub qm: Option<Arc<sluice_qm::QueueManager>>,
 }
 
 impl Services {
@@ -27,12 +31,20 @@ impl Services {
             )
         })
     }
+
+    /// The queue manager, for queue nodes.
+    pub fn queue_manager(&self) -> Result<Arc<sluice_qm::QueueManager>, ConfigError> {
+        self.qm
+            .clone()
+            .ok_or_else(|| ConfigError::node("this server runs without a queue manager"))
+    }
 }
 
 /// Register every node type of these families.
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     core::register(r);
     routing::register(r);
+    mq::register(r);
     for s in [&http::HTTP_INPUT, &http::HTTP_REPLY, &http::HTTP_REQUEST] {
         r(s);
     }

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod deploy;
 pub mod http;
 pub mod project;
+pub mod queues;
 pub mod settings;
 
 use std::io::Write;
@@ -36,6 +37,16 @@ pub struct RunOptions {
     pub watch_every: Duration,
 }
 
+fn report(problems: &[sluice_flow::Diagnostic]) {
+    for p in problems {
+        eprint!("{p}");
+    }
+    eprintln!(
+        "error: the project has {} problem(s); nothing was deployed",
+        problems.len()
+    );
+}
+
 /// Exit codes: 0 after a clean stop, 1 when the server could not start, 2 for a project with errors.
 pub fn run(opts: RunOptions, registry: Registry) -> i32 {
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -53,30 +64,58 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
     let project = match project::load(&opts.dir, &registry) {
         Ok(p) => p,
         Err(problems) => {
-            for p in &problems {
-                eprint!("{p}");
-            }
-            eprintln!(
-                "error: the project has {} problem(s); nothing was deployed",
-                problems.len()
-            );
+            report(&problems);
             return 2;
         }
     };
+    let data_dir = opts
+        .data_dir
+        .clone()
+        .unwrap_or_else(|| opts.dir.join(".sluice-data"));
+    let qm = match queues::open(&data_dir, &project.settings) {
+        Ok(qm) => qm,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let qm_addr = SocketAddr::new(opts.bind, opts.qm_port);
+    let qm_server = match sluice_qm::net::Server::bind(
+        &qm_addr.to_string(),
+        Arc::clone(&qm),
+        queues::auth(&project.settings),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot listen on {qm_addr} (queue manager): {e}");
+            qm.shutdown();
+            return 1;
+        }
+    };
+    let code = serve(&rt, &opts, &project, registry, &qm);
+    drop(qm_server);
+    qm.shutdown();
+    rt.shutdown_timeout(Duration::from_secs(5));
+    code
+}
+
+/// Deploy the flows and serve until a signal; the queue manager is already open.
+fn serve(
+    rt: &tokio::runtime::Runtime,
+    opts: &RunOptions,
+    project: &project::Project,
+    registry: Arc<Registry>,
+    qm: &Arc<sluice_qm::QueueManager>,
+) -> i32 {
     let router = Arc::new(HttpRouter::new());
     let services = Arc::new(Services {
         http: Arc::clone(&router),
         runtime: rt.handle().clone(),
+        qm: Some(Arc::clone(qm)),
     });
     let deployment = Arc::new(Deployment::new(&opts.dir, Arc::clone(&registry), services));
     if let Err(problems) = deployment.deploy_all(&project.flows) {
-        for p in &problems {
-            eprint!("{p}");
-        }
-        eprintln!(
-            "error: the project has {} problem(s); nothing was deployed",
-            problems.len()
-        );
+        report(&problems);
         return 2;
     }
     let tls = match &project.settings.http.tls {
@@ -118,7 +157,9 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
         let admin_state = Arc::new(AdminState {
             deployment: Arc::clone(&deployment),
             registry: Arc::clone(&registry),
-            extensions: Vec::<Box<dyn AdminRoutes>>::new(),
+            extensions: vec![
+                Box::new(queues::RestMessaging(Arc::clone(qm))) as Box<dyn AdminRoutes>
+            ],
         });
         let admin_task = tokio::spawn(serve_admin(admin_l, admin_state, stop_rx));
         let watch_stop = Arc::new(AtomicBool::new(false));
@@ -142,7 +183,6 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
         0
     });
     deployment.stop_all();
-    rt.shutdown_timeout(Duration::from_secs(5));
     code
 }
 

@@ -7,6 +7,15 @@
 //!   header_timeout_secs: 10        # ... or, while sending its headers, loses the connection
 //!   reply_timeout_secs: 180        # a flow slower than this to reply gets 504
 //!   tls: { cert_file: certs/server.pem, key_file: certs/server.key }
+//! queue_manager:
+//!   name: SLUICE
+//!   dead_letter_queue: SYSTEM.DEAD.LETTER.QUEUE
+//!   allow_anonymous: true          # client-protocol connections without credentials
+//!   users: { app: secret }         # user → password
+//!   tokens: [ "…" ]                # bearer tokens
+//! queues:
+//!   - { name: ORDERS.IN, max_depth: 10000, backout_threshold: 3, backout_queue: ORDERS.BACKOUT }
+//!   - { name: ORDERS.ALIAS, type: alias, target: ORDERS.IN }
 //! ```
 
 use std::path::PathBuf;
@@ -43,12 +52,38 @@ pub struct TlsSettings {
     pub key_file: PathBuf,
 }
 
+/// The embedded queue manager's settings.
+#[derive(Clone, Debug)]
+pub struct QmSettings {
+    pub name: String,
+    pub dead_letter_queue: String,
+    /// Clients may connect without credentials.
+    pub allow_anonymous: bool,
+    /// user → password for the client protocol.
+    pub users: Vec<(String, String)>,
+    /// Bearer tokens accepted by the client protocol.
+    pub tokens: Vec<String>,
+}
+
+impl Default for QmSettings {
+    fn default() -> Self {
+        QmSettings {
+            name: "SLUICE".into(),
+            dead_letter_queue: "SYSTEM.DEAD.LETTER.QUEUE".into(),
+            allow_anonymous: true,
+            users: Vec::new(),
+            tokens: Vec::new(),
+        }
+    }
+}
+
 /// Everything sluice.yaml sets.
 #[derive(Clone, Debug, Default)]
 pub struct Settings {
     pub http: HttpSettings,
-    /// The `queues` section, kept for the queue manager.
-    pub queues: Option<Yaml>,
+    pub queue_manager: QmSettings,
+    /// Queues to define (or alter to match) at start.
+    pub queues: Vec<sluice_qm::QueueDef>,
 }
 
 struct Reader<'a> {
@@ -80,6 +115,26 @@ impl Reader<'_> {
             }
         }
         out
+    }
+
+    fn text(&mut self, v: &Yaml) -> String {
+        match v.scalar_text() {
+            Some(t) => t,
+            None => {
+                self.err(v, "expected a string", None);
+                String::new()
+            }
+        }
+    }
+
+    fn flag(&mut self, v: &Yaml) -> bool {
+        match v.kind {
+            YamlKind::Bool(b) => b,
+            _ => {
+                self.err(v, "expected true or false", None);
+                false
+            }
+        }
     }
 
     fn secs(&mut self, v: &Yaml) -> u64 {
@@ -144,7 +199,8 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
                     }
                 }
             }
-            "queues" | "queue_manager" => s.queues = Some(v.clone()),
+            "queue_manager" => read_qm(&mut r, v, &mut s.queue_manager),
+            "queues" => read_queues(&mut r, v, &mut s.queues),
             _ => {}
         }
     }
@@ -152,5 +208,125 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
         Ok(s)
     } else {
         Err(r.problems)
+    }
+}
+
+fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
+    for (k, val) in r.entries(
+        v,
+        "queue_manager",
+        &[
+            "name",
+            "dead_letter_queue",
+            "allow_anonymous",
+            "users",
+            "tokens",
+        ],
+    ) {
+        match k {
+            "name" => q.name = r.text(val),
+            "dead_letter_queue" => q.dead_letter_queue = r.text(val),
+            "allow_anonymous" => q.allow_anonymous = r.flag(val),
+            "users" => match &val.kind {
+                YamlKind::Map(m) => {
+                    for (u, p) in m {
+                        let (u, p) = (r.text(u), r.text(p));
+                        q.users.push((u, p));
+                    }
+                }
+                _ => r.err(val, "`users` maps user names to passwords", None),
+            },
+            _ => match &val.kind {
+                YamlKind::Seq(items) => {
+                    for t in items {
+                        let t = r.text(t);
+                        q.tokens.push(t);
+                    }
+                }
+                _ => r.err(val, "`tokens` is a list of strings", None),
+            },
+        }
+    }
+}
+
+const QUEUE_KEYS: &[&str] = &[
+    "name",
+    "type",
+    "target",
+    "max_depth",
+    "max_msg_length",
+    "default_persistence",
+    "backout_threshold",
+    "backout_queue",
+    "put_inhibited",
+    "get_inhibited",
+];
+
+fn read_queues(r: &mut Reader, v: &Yaml, out: &mut Vec<sluice_qm::QueueDef>) {
+    let YamlKind::Seq(items) = &v.kind else {
+        r.err(
+            v,
+            "`queues` is a list of queue definitions",
+            Some("for example `- { name: ORDERS.IN, max_depth: 10000 }`".into()),
+        );
+        return;
+    };
+    for item in items {
+        let mut def = sluice_qm::QueueDef::default();
+        let mut kind = "local".to_string();
+        let mut target = String::new();
+        for (k, val) in r.entries(item, "queue", QUEUE_KEYS) {
+            match k {
+                "name" => def.name = r.text(val),
+                "type" => kind = r.text(val),
+                "target" => target = r.text(val),
+                "max_depth" => def.max_depth = r.secs(val) as usize,
+                "max_msg_length" => def.max_msg_length = r.secs(val) as usize,
+                "default_persistence" => {
+                    def.default_persistence = match r.text(val).as_str() {
+                        "persistent" => sluice_qm::Persistence::Persistent,
+                        "not_persistent" => sluice_qm::Persistence::NotPersistent,
+                        other => {
+                            r.err(
+                                val,
+                                format!("`{other}` is not persistent or not_persistent"),
+                                None,
+                            );
+                            sluice_qm::Persistence::NotPersistent
+                        }
+                    }
+                }
+                "backout_threshold" => def.backout_threshold = r.secs(val) as u32,
+                "backout_queue" => def.backout_requeue_queue = r.text(val),
+                "put_inhibited" => def.put_inhibited = r.flag(val),
+                _ => def.get_inhibited = r.flag(val),
+            }
+        }
+        if def.name.is_empty() {
+            r.err(item, "a queue needs a `name`", None);
+            continue;
+        }
+        def.kind = match kind.as_str() {
+            "local" => sluice_qm::QueueKind::Local,
+            "model" => sluice_qm::QueueKind::Model,
+            "alias" if !target.is_empty() => sluice_qm::QueueKind::Alias { target },
+            "alias" => {
+                r.err(item, "an alias queue needs a `target`", None);
+                continue;
+            }
+            other => {
+                r.err(
+                    item,
+                    format!("unknown queue type `{other}`"),
+                    Some("use local, alias or model".into()),
+                );
+                continue;
+            }
+        };
+        if let Err(e) = sluice_qm::validate_name(&def.name) {
+            r.err(item, e.to_string(), None);
+            continue;
+        }
+        out.push(def);
     }
 }

@@ -1,6 +1,7 @@
 //! `sluice`: run a project, validate it, and the tools around it.
 
 mod bundle;
+mod qm_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +42,8 @@ enum Command {
     Validate { dir: PathBuf },
     /// Print the node reference (docs/nodes.md is generated from it).
     Nodes,
+    /// Queues and messages of a running server's queue manager.
+    Qm(qm_cli::QmArgs),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +91,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Qm(args) => match qm_cli::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(1)
+            }
+        },
         Command::Nodes => {
             print!("{}", bundle::registry().docs_markdown());
             ExitCode::SUCCESS

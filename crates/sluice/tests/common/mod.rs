@@ -66,8 +66,20 @@ impl Server {
         Self::try_start(dir).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// Start with a data folder that outlives the server (for restart tests).
+    pub fn start_with_data(dir: &Path, data_dir: &Path) -> Server {
+        Self::launch(dir, Some(data_dir)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     pub fn try_start(dir: &Path) -> Result<Server, String> {
+        Self::launch(dir, None)
+    }
+
+    fn launch(dir: &Path, data_dir: Option<&Path>) -> Result<Server, String> {
         let data = tempdir::TempDir::new("data");
+        let data_path = data_dir
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| data.path().to_path_buf());
         let (http_port, admin_port, qm_port) = (free_port(), free_port(), free_port());
         let stderr = data.path().join("stderr.log");
         let mut child = Command::new(bin())
@@ -82,7 +94,7 @@ impl Server {
                 "--qm-port",
                 &qm_port.to_string(),
                 "--data-dir",
-                &data.path().display().to_string(),
+                &data_path.display().to_string(),
             ])
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).map_err(|e| e.to_string())?)

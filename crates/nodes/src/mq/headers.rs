@@ -1,0 +1,266 @@
+//! The queue message descriptor and properties in the message tree, under the names the product
+//! uses (`Root.MQMD`, `Root.MQRFH2.usr`), so that ESQL written for it reads them unchanged.
+
+use bytes::Bytes;
+use sluice_node_api::{Message, NodeError};
+use sluice_qm::{Mqmd, Persistence, PropertyValue};
+use sluice_tree::{NodeId, Text, Tree, Value, field_type};
+
+use crate::domains::BodyParsing;
+
+fn nv(t: &mut Tree, parent: NodeId, name: &'static str, v: Value) -> Result<NodeId, NodeError> {
+    Ok(t.create_last_child(parent, field_type::NAME_VALUE, Text::Static(name), v)?)
+}
+
+fn chars(t: &mut Tree, parent: NodeId, name: &'static str, s: &str) -> Result<NodeId, NodeError> {
+    let v = t.alloc_text(s.as_bytes());
+    nv(t, parent, name, Value::Character(v))
+}
+
+fn blob(t: &mut Tree, parent: NodeId, name: &'static str, b: &[u8]) -> Result<NodeId, NodeError> {
+    let v = t.alloc_text(b);
+    nv(t, parent, name, Value::Blob(v))
+}
+
+/// `YYYYMMDD` → days since 1970-01-01.
+fn put_date(s: &str) -> Option<i32> {
+    let y: i64 = s.get(0..4)?.parse().ok()?;
+    let m: i64 = s.get(4..6)?.parse().ok()?;
+    let d: i64 = s.get(6..8)?.parse().ok()?;
+    // Days from civil (proleptic Gregorian).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some((era * 146_097 + doe - 719_468) as i32)
+}
+
+/// `HHMMSSTH` → microseconds since midnight.
+fn put_time(s: &str) -> Option<i64> {
+    let h: i64 = s.get(0..2)?.parse().ok()?;
+    let m: i64 = s.get(2..4)?.parse().ok()?;
+    let sec: i64 = s.get(4..6)?.parse().ok()?;
+    let hundredths: i64 = s.get(6..8)?.parse().ok()?;
+    Some(((h * 60 + m) * 60 + sec) * 1_000_000 + hundredths * 10_000)
+}
+
+/// Build the message assembly for a message taken from a queue.
+pub fn to_tree(m: sluice_qm::Message, parsing: &BodyParsing) -> Result<Message, NodeError> {
+    let mut msg = Message::new();
+    let t = &mut msg.root;
+    let r = t.root();
+    let md = &m.md;
+    if let Some(p) = t.first_child(r)? {
+        nv(t, p, "Encoding", Value::Integer(md.encoding as i64))?;
+        nv(
+            t,
+            p,
+            "CodedCharSetId",
+            Value::Integer(md.coded_char_set_id as i64),
+        )?;
+        nv(
+            t,
+            p,
+            "Persistence",
+            Value::Boolean(md.persistence == Persistence::Persistent),
+        )?;
+        nv(t, p, "Priority", Value::Integer(md.priority as i64))?;
+        blob(t, p, "ReplyIdentifier", &md.msg_id)?;
+        chars(t, p, "ReplyProtocol", "MQ")?;
+    }
+    let h = t.create_last_child(r, field_type::NAME, Text::Static("MQMD"), Value::Null)?;
+    chars(t, h, "StrucId", "MD  ")?;
+    nv(t, h, "Version", Value::Integer(2))?;
+    nv(t, h, "Report", Value::Integer(0))?;
+    nv(t, h, "MsgType", Value::Integer(md.msg_type as i64))?;
+    nv(t, h, "Expiry", Value::Integer(md.expiry as i64))?;
+    nv(t, h, "Feedback", Value::Integer(md.feedback as i64))?;
+    nv(t, h, "Encoding", Value::Integer(md.encoding as i64))?;
+    nv(
+        t,
+        h,
+        "CodedCharSetId",
+        Value::Integer(md.coded_char_set_id as i64),
+    )?;
+    chars(t, h, "Format", &md.format)?;
+    nv(t, h, "Priority", Value::Integer(md.priority as i64))?;
+    nv(
+        t,
+        h,
+        "Persistence",
+        Value::Integer(md.persistence.code() as i64),
+    )?;
+    blob(t, h, "MsgId", &md.msg_id)?;
+    blob(t, h, "CorrelId", &md.correl_id)?;
+    nv(
+        t,
+        h,
+        "BackoutCount",
+        Value::Integer(md.backout_count as i64),
+    )?;
+    chars(t, h, "ReplyToQ", &md.reply_to_q)?;
+    chars(t, h, "ReplyToQMgr", &md.reply_to_qmgr)?;
+    chars(t, h, "UserIdentifier", &md.user_identifier)?;
+    chars(t, h, "ApplIdentityData", &md.appl_identity_data)?;
+    chars(t, h, "PutApplName", &md.put_appl_name)?;
+    match put_date(&md.put_date) {
+        Some(d) => nv(t, h, "PutDate", Value::Date(d))?,
+        None => chars(t, h, "PutDate", &md.put_date)?,
+    };
+    match put_time(&md.put_time) {
+        Some(x) => nv(t, h, "PutTime", Value::GmtTime(x))?,
+        None => chars(t, h, "PutTime", &md.put_time)?,
+    };
+    blob(t, h, "GroupId", &md.group_id)?;
+    nv(
+        t,
+        h,
+        "MsgSeqNumber",
+        Value::Integer(md.msg_seq_number as i64),
+    )?;
+    nv(t, h, "MsgFlags", Value::Integer(md.msg_flags as i64))?;
+    if !m.properties.is_empty() {
+        let rfh = t.create_last_child(r, field_type::NAME, Text::Static("MQRFH2"), Value::Null)?;
+        let usr = t.create_last_child(rfh, field_type::NAME, Text::Static("usr"), Value::Null)?;
+        for (name, v) in &m.properties {
+            let n = t.alloc_text(name.as_bytes());
+            let v = match v {
+                PropertyValue::Bool(b) => Value::Boolean(*b),
+                PropertyValue::Int(i) => Value::Integer(*i),
+                PropertyValue::Float(f) => Value::Float(*f),
+                PropertyValue::String(s) => Value::Character(t.alloc_text(s.as_bytes())),
+                PropertyValue::Bytes(b) => Value::Blob(t.alloc_text(b)),
+            };
+            t.create_last_child(usr, field_type::NAME_VALUE, n, v)?;
+        }
+    }
+    parsing.attach(&mut msg.root, m.body)?;
+    Ok(msg)
+}
+
+/// The value of `Root.MQMD.<name>` in a message, if present.
+pub fn md_field(msg: &mut Message, name: &str) -> Result<Option<Value>, NodeError> {
+    let r = msg.root.root();
+    let Some(h) = msg.root.child_named(r, None, b"MQMD", 0)? else {
+        return Ok(None);
+    };
+    Ok(msg
+        .root
+        .child_named(h, None, name.as_bytes(), 0)?
+        .map(|f| msg.root.value(f)))
+}
+
+fn id24(t: &Tree, v: Value) -> Option<[u8; 24]> {
+    let b = match v {
+        Value::Blob(x) | Value::Character(x) => t.bytes(x),
+        _ => return None,
+    };
+    let mut id = [0u8; 24];
+    let n = b.len().min(24);
+    id[..n].copy_from_slice(&b[..n]);
+    Some(id)
+}
+
+/// An id field of `Root.MQMD` as 24 bytes.
+pub fn md_id(msg: &mut Message, name: &str) -> Result<Option<[u8; 24]>, NodeError> {
+    Ok(md_field(msg, name)?.and_then(|v| id24(&msg.root, v)))
+}
+
+fn text_of(t: &Tree, v: Value) -> Option<String> {
+    match v {
+        Value::Character(x) => Some(String::from_utf8_lossy(t.bytes(x)).into_owned()),
+        _ => None,
+    }
+}
+
+fn int_of(t: &Tree, v: Value) -> Option<i64> {
+    match v {
+        Value::Integer(i) => Some(i),
+        Value::Character(x) | Value::Decimal(x) => {
+            std::str::from_utf8(t.bytes(x)).ok()?.trim().parse().ok()
+        }
+        _ => None,
+    }
+}
+
+/// Build the queue message for the message assembly: the descriptor from `Root.MQMD` where the
+/// flow set one, properties from `Root.MQRFH2.usr`, and the body serialised in its domain.
+pub fn from_tree(msg: &mut Message, body: Bytes) -> Result<sluice_qm::Message, NodeError> {
+    let mut md = Mqmd::default();
+    let mut props = Vec::new();
+    let r = msg.root.root();
+    let t = &mut msg.root;
+    if let Some(h) = t.child_named(r, None, b"MQMD", 0)? {
+        for f in t.children(h)? {
+            let v = t.value(f);
+            let name = t.name_bytes(f).to_vec();
+            match name.as_slice() {
+                b"MsgId" => md.msg_id = id24(t, v).unwrap_or(md.msg_id),
+                b"CorrelId" => md.correl_id = id24(t, v).unwrap_or(md.correl_id),
+                b"GroupId" => md.group_id = id24(t, v).unwrap_or(md.group_id),
+                b"ReplyToQ" => {
+                    md.reply_to_q = text_of(t, v).unwrap_or_default().trim_end().to_string()
+                }
+                b"ReplyToQMgr" => {
+                    md.reply_to_qmgr = text_of(t, v).unwrap_or_default().trim_end().to_string()
+                }
+                b"Format" => md.format = text_of(t, v).unwrap_or_default(),
+                b"UserIdentifier" => md.user_identifier = text_of(t, v).unwrap_or_default(),
+                b"ApplIdentityData" => md.appl_identity_data = text_of(t, v).unwrap_or_default(),
+                b"PutApplName" => md.put_appl_name = text_of(t, v).unwrap_or_default(),
+                b"Persistence" => {
+                    if let Some(p) = int_of(t, v).and_then(|i| Persistence::from_code(i as u8)) {
+                        md.persistence = p;
+                    }
+                }
+                b"Expiry" => md.expiry = int_of(t, v).unwrap_or(-1) as i32,
+                b"Priority" => md.priority = int_of(t, v).unwrap_or(0).clamp(0, 9) as u8,
+                b"Encoding" => md.encoding = int_of(t, v).unwrap_or(546) as i32,
+                b"CodedCharSetId" => md.coded_char_set_id = int_of(t, v).unwrap_or(1208) as i32,
+                b"MsgType" => md.msg_type = int_of(t, v).unwrap_or(8) as i32,
+                b"Feedback" => md.feedback = int_of(t, v).unwrap_or(0) as i32,
+                b"MsgSeqNumber" => md.msg_seq_number = int_of(t, v).unwrap_or(1) as i32,
+                b"MsgFlags" => md.msg_flags = int_of(t, v).unwrap_or(0) as i32,
+                _ => {}
+            }
+        }
+    }
+    if let Some(rfh) = t.child_named(r, None, b"MQRFH2", 0)? {
+        if let Some(usr) = t.child_named(rfh, None, b"usr", 0)? {
+            for f in t.children(usr)? {
+                let name = String::from_utf8_lossy(t.name_bytes(f)).into_owned();
+                let v = match t.value(f) {
+                    Value::Boolean(b) => PropertyValue::Bool(b),
+                    Value::Integer(i) => PropertyValue::Int(i),
+                    Value::Float(x) => PropertyValue::Float(x),
+                    Value::Blob(x) => PropertyValue::Bytes(Bytes::copy_from_slice(t.bytes(x))),
+                    Value::Null => continue,
+                    other => match other {
+                        Value::Character(x) | Value::Decimal(x) => {
+                            PropertyValue::String(String::from_utf8_lossy(t.bytes(x)).into_owned())
+                        }
+                        _ => continue,
+                    },
+                };
+                props.push((name, v));
+            }
+        }
+    }
+    Ok(sluice_qm::Message {
+        md,
+        properties: props,
+        body,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn put_date_and_time_convert_to_tree_values() {
+        assert_eq!(super::put_date("19700101"), Some(0));
+        assert_eq!(super::put_date("20240101"), Some(19_723));
+        assert_eq!(super::put_time("01020304"), Some(3_723_040_000));
+        assert_eq!(super::put_date("2024"), None);
+    }
+}

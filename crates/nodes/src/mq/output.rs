@@ -1,0 +1,379 @@
+//! MQOutput and MQReply: put the message on a queue, inside the invocation's unit of work when
+//! there is one; MQGet: take a message from a queue in the middle of a flow.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_node_api::{
+    BuildContext, ConfigError, Ctx, ExceptionKind, Message, Node, NodeConfig, NodeError, NodeImpl,
+    NodeSpec, PropKind, PropSpec, Terminal, TerminalSpec,
+};
+use sluice_qm::{GetOptions, Persistence, PutOptions, QueueManager, msg_type};
+use sluice_tree::{Text, Value, field_type};
+
+use super::MqTransaction;
+use super::headers;
+use crate::Services;
+use crate::domains::{self, BodyParsing, serialize_body};
+use crate::terminals::{FAILURE, IN, OUT};
+
+const PERSISTENCE: PropSpec = PropSpec {
+    name: "persistence",
+    kind: PropKind::Enum(&[
+        "as_input",
+        "persistent",
+        "not_persistent",
+        "as_queue_default",
+    ]),
+    default: Some("as_input"),
+    required: false,
+    doc: "The persistence of the message put: as `Root.MQMD.Persistence` says, or forced.",
+};
+
+const TRANSACTION: PropSpec = PropSpec {
+    name: "transaction_mode",
+    kind: PropKind::Enum(&["automatic", "yes", "no"]),
+    default: Some("automatic"),
+    required: false,
+    doc: "`automatic` and `yes`: inside the invocation's unit of work when it has one (a flow started by a \
+          transactional MQInput), else put at once; `no`: put at once, outside any unit of work.",
+};
+
+pub static MQ_OUTPUT: NodeSpec = NodeSpec {
+    type_name: "MQOutput",
+    summary: "Puts the message on a queue: the descriptor from `Root.MQMD`, properties from `Root.MQRFH2.usr`, \
+              the body serialised in its domain. Writes the queue name and MsgId to \
+              `LocalEnvironment.WrittenDestination.MQ.DestinationData`.",
+    inputs: &[IN],
+    outputs: &[FAILURE, OUT],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "queue",
+            kind: PropKind::String,
+            default: None,
+            required: false,
+            doc: "The queue; required unless `destination_mode` is `reply_to_queue`.",
+        },
+        PropSpec {
+            name: "destination_mode",
+            kind: PropKind::Enum(&["queue_name", "reply_to_queue", "destination_list"]),
+            default: Some("queue_name"),
+            required: false,
+            doc: "Where to put: the `queue`, the message's ReplyToQ, or every queue in \
+                  `LocalEnvironment.Destination.MQ.DestinationData[*].queueName`.",
+        },
+        PERSISTENCE,
+        TRANSACTION,
+    ],
+    build: |c, b| build_output(c, b, false),
+};
+
+pub static MQ_REPLY: NodeSpec = NodeSpec {
+    type_name: "MQReply",
+    summary: "Puts the message on the ReplyToQ of `Root.MQMD` as a reply: MsgType reply, and the request's \
+              MsgId as the CorrelId, as queue applications expect.",
+    inputs: &[IN],
+    outputs: &[FAILURE, OUT],
+    dynamic_outputs: false,
+    properties: &[PERSISTENCE, TRANSACTION],
+    build: |c, b| build_output(c, b, true),
+};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Dest {
+    Queue,
+    ReplyTo,
+    List,
+}
+
+struct MqOutput {
+    qm: Arc<QueueManager>,
+    queue: String,
+    dest: Dest,
+    reply: bool,
+    persistence: Option<Persistence>,
+    transactional: Option<bool>,
+}
+
+fn build_output(c: &NodeConfig, b: &BuildContext, reply: bool) -> Result<NodeImpl, ConfigError> {
+    let qm = Services::from_build(b)?.queue_manager()?;
+    let dest = if reply {
+        Dest::ReplyTo
+    } else {
+        match c.str("destination_mode") {
+            "reply_to_queue" => Dest::ReplyTo,
+            "destination_list" => Dest::List,
+            _ => Dest::Queue,
+        }
+    };
+    let queue = c.str("queue").to_string();
+    if dest == Dest::Queue {
+        if queue.is_empty() {
+            return Err(ConfigError::property(
+                "queue",
+                "MQOutput needs a `queue` (or another `destination_mode`)",
+            ));
+        }
+        qm.queue_def(&queue).map_err(|e| {
+            ConfigError::property("queue", e.to_string())
+                .with_hint("define the queue in sluice.yaml under `queues`")
+        })?;
+    }
+    let persistence = match c.str("persistence") {
+        "persistent" => Some(Persistence::Persistent),
+        "not_persistent" => Some(Persistence::NotPersistent),
+        "as_queue_default" => Some(Persistence::AsQueueDef),
+        _ => None,
+    };
+    let transactional = match c.str("transaction_mode") {
+        "yes" => Some(true),
+        "no" => Some(false),
+        _ => None,
+    };
+    Ok(NodeImpl::Process(Arc::new(MqOutput {
+        qm,
+        queue,
+        dest,
+        reply,
+        persistence,
+        transactional,
+    })))
+}
+
+fn mq_error(e: sluice_qm::QmError, queue: &str) -> NodeError {
+    NodeError::new(
+        ExceptionKind::Recoverable,
+        2230,
+        format!("put to queue '{queue}' failed: {e}"),
+    )
+    .with_insert(e.reason_code().to_string())
+}
+
+trait WithInsert {
+    fn with_insert(self, s: String) -> Self;
+}
+
+impl WithInsert for NodeError {
+    fn with_insert(mut self, s: String) -> NodeError {
+        self.exception.inserts.push(s);
+        self
+    }
+}
+
+impl MqOutput {
+    fn destinations(
+        &self,
+        msg: &mut Message,
+        qmsg: &sluice_qm::Message,
+    ) -> Result<Vec<String>, NodeError> {
+        Ok(match self.dest {
+            Dest::Queue => vec![self.queue.clone()],
+            Dest::ReplyTo => {
+                if qmsg.md.reply_to_q.is_empty() {
+                    return Err(NodeError::recoverable(
+                        "the message has no ReplyToQ in Root.MQMD",
+                    ));
+                }
+                vec![qmsg.md.reply_to_q.clone()]
+            }
+            Dest::List => {
+                let le = &mut msg.local_environment;
+                let r = le.root();
+                let mut out = Vec::new();
+                if let Some(mq) = le.path(r, &["Destination", "MQ"])? {
+                    for d in le.children(mq)? {
+                        if le.name_bytes(d) != b"DestinationData" {
+                            continue;
+                        }
+                        if let Some(q) = le.child_named(d, None, b"queueName", 0)? {
+                            if let Some(v) = le.value_bytes(q) {
+                                out.push(String::from_utf8_lossy(v).trim().to_string());
+                            }
+                        }
+                    }
+                }
+                if out.is_empty() {
+                    return Err(NodeError::recoverable(
+                        "LocalEnvironment.Destination.MQ has no DestinationData with a queueName",
+                    ));
+                }
+                out
+            }
+        })
+    }
+}
+
+impl Node for MqOutput {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let (body, _) = serialize_body(msg)?;
+        let mut qmsg = headers::from_tree(msg, body)?;
+        if self.reply {
+            qmsg.md.correl_id = qmsg.md.msg_id;
+            qmsg.md.msg_type = msg_type::REPLY;
+        }
+        qmsg.md.msg_id = sluice_qm::ID_NONE;
+        if let Some(p) = self.persistence {
+            qmsg.md.persistence = p;
+        }
+        let dests = self.destinations(msg, &qmsg)?;
+        let opts = PutOptions::default();
+        let mut written = Vec::new();
+        for q in dests {
+            let in_uow = self.transactional != Some(false);
+            let id = match ctx.inv.get_mut::<MqTransaction>() {
+                Some(t) if in_uow => t.0.put(&q, qmsg.clone(), &opts),
+                _ => self.qm.put(&q, qmsg.clone(), &opts),
+            }
+            .map_err(|e| mq_error(e, &q))?;
+            written.push((q, id));
+        }
+        let mut out = msg.clone();
+        let le = &mut out.local_environment;
+        let r = le.root();
+        let wd = le.create_last_child(
+            r,
+            field_type::NAME,
+            Text::Static("WrittenDestination"),
+            Value::Null,
+        )?;
+        let mq = le.create_last_child(wd, field_type::NAME, Text::Static("MQ"), Value::Null)?;
+        for (q, id) in written {
+            let dd = le.create_last_child(
+                mq,
+                field_type::NAME,
+                Text::Static("DestinationData"),
+                Value::Null,
+            )?;
+            let qn = le.alloc_text(q.as_bytes());
+            le.create_last_child(
+                dd,
+                field_type::NAME_VALUE,
+                Text::Static("queueName"),
+                Value::Character(qn),
+            )?;
+            let idt = le.alloc_text(&id);
+            le.create_last_child(
+                dd,
+                field_type::NAME_VALUE,
+                Text::Static("msgId"),
+                Value::Blob(idt),
+            )?;
+        }
+        ctx.propagate(Terminal(1), &mut out)
+    }
+}
+
+// ----- MQGet ------------------------------------------------------------------------------
+
+pub static MQ_GET: NodeSpec = NodeSpec {
+    type_name: "MQGet",
+    summary: "Takes (or browses) a message from a queue in the middle of a flow — for example the reply matching \
+              a request's CorrelId — and propagates it in place of the input message's Root.",
+    inputs: &[IN],
+    outputs: &[
+        FAILURE,
+        OUT,
+        TerminalSpec {
+            name: "no_message",
+            doc: "No matching message arrived in time.",
+        },
+    ],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "queue",
+            kind: PropKind::String,
+            default: None,
+            required: true,
+            doc: "The queue to read.",
+        },
+        PropSpec {
+            name: "wait_ms",
+            kind: PropKind::Integer,
+            default: Some("0"),
+            required: false,
+            doc: "How long to wait for a message.",
+        },
+        PropSpec {
+            name: "match",
+            kind: PropKind::Enum(&["none", "correl_id", "msg_id", "msg_id_as_correl_id"]),
+            default: Some("none"),
+            required: false,
+            doc: "Match on the input message's `Root.MQMD.CorrelId` or `MsgId`, or find replies whose CorrelId is \
+                  the input's MsgId.",
+        },
+        PropSpec {
+            name: "browse",
+            kind: PropKind::Boolean,
+            default: Some("false"),
+            required: false,
+            doc: "Read without removing.",
+        },
+        domains::DOMAIN,
+        domains::PARSE_TIMING,
+        domains::OPAQUE_ELEMENTS,
+    ],
+    build: |c, b| {
+        let qm = Services::from_build(b)?.queue_manager()?;
+        let queue = c.str("queue").to_string();
+        qm.queue_def(&queue)
+            .map_err(|e| ConfigError::property("queue", e.to_string()))?;
+        if c.int("wait_ms") < 0 {
+            return Err(ConfigError::property("wait_ms", "must not be negative"));
+        }
+        Ok(NodeImpl::Process(Arc::new(MqGet {
+            qm,
+            queue,
+            wait: Duration::from_millis(c.int("wait_ms") as u64),
+            matching: c.str("match").to_string(),
+            browse: c.bool("browse"),
+            parsing: BodyParsing::from_config(c)?,
+        })))
+    },
+};
+
+struct MqGet {
+    qm: Arc<QueueManager>,
+    queue: String,
+    wait: Duration,
+    matching: String,
+    browse: bool,
+    parsing: BodyParsing,
+}
+
+impl Node for MqGet {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let mut opts = GetOptions::new();
+        if !self.wait.is_zero() {
+            opts = opts.wait(self.wait);
+        }
+        match self.matching.as_str() {
+            "correl_id" => opts.correl_id = headers::md_id(msg, "CorrelId")?,
+            "msg_id" => opts.msg_id = headers::md_id(msg, "MsgId")?,
+            "msg_id_as_correl_id" => opts.correl_id = headers::md_id(msg, "MsgId")?,
+            _ => {}
+        }
+        let got = if self.browse {
+            self.qm
+                .browse(&self.queue, &opts, &mut sluice_qm::BrowseCursor::new())
+        } else {
+            match ctx.inv.get_mut::<MqTransaction>() {
+                Some(t) => t.0.get(&self.queue, &opts),
+                None => self.qm.get(&self.queue, &opts),
+            }
+        }
+        .map_err(|e| {
+            NodeError::recoverable(format!("get from queue '{}' failed: {e}", self.queue))
+        })?;
+        match got {
+            None => ctx.propagate(Terminal(2), msg),
+            Some(m) => {
+                let mut out = headers::to_tree(m, &self.parsing)?;
+                out.local_environment = msg.local_environment.clone();
+                out.exception_list = msg.exception_list.clone();
+                ctx.propagate(Terminal(1), &mut out)
+            }
+        }
+    }
+}

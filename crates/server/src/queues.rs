@@ -1,0 +1,63 @@
+//! The embedded queue manager as the server runs it: opened from the data folder, queues from
+//! sluice.yaml defined (or altered to match), the client protocol served, and IBM MQ-style REST
+//! messaging under `/ibmmq/rest/v1/` on the admin listener.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use sluice_qm::net::AuthConfig;
+use sluice_qm::{QmConfig, QmError, QueueManager};
+
+use crate::admin::AdminRoutes;
+use crate::settings::Settings;
+
+/// Open the queue manager under `data_dir` (recovering its log) and apply the project's queues.
+pub fn open(data_dir: &Path, settings: &Settings) -> Result<Arc<QueueManager>, String> {
+    let cfg = QmConfig {
+        name: settings.queue_manager.name.clone(),
+        dead_letter_queue: settings.queue_manager.dead_letter_queue.clone(),
+        ..QmConfig::default()
+    };
+    let dir = data_dir.join("qm");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let qm = QueueManager::open(&dir, cfg)
+        .map_err(|e| format!("cannot open the queue manager in {}: {e}", dir.display()))?;
+    for def in &settings.queues {
+        let r = match qm.define(def.clone()) {
+            Err(QmError::QueueExists(_)) => qm.alter(def.clone()),
+            r => r,
+        };
+        r.map_err(|e| format!("queue {}: {e}", def.name))?;
+    }
+    Ok(qm)
+}
+
+/// Who may use the client protocol.
+pub fn auth(settings: &Settings) -> AuthConfig {
+    let q = &settings.queue_manager;
+    AuthConfig {
+        allow_anonymous: q.allow_anonymous,
+        users: q.users.iter().cloned().collect(),
+        tokens: q.tokens.clone(),
+    }
+}
+
+/// The REST messaging API on the admin listener.
+pub struct RestMessaging(pub Arc<QueueManager>);
+
+impl AdminRoutes for RestMessaging {
+    fn handle(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(String, String)],
+        body: Bytes,
+    ) -> Option<(u16, Vec<(String, String)>, Bytes)> {
+        if !path.starts_with("/ibmmq/rest/v1/") {
+            return None;
+        }
+        let r = sluice_qm::rest::handle(&self.0, method, path, headers, body);
+        Some((r.status, r.headers, r.body))
+    }
+}

@@ -1,0 +1,252 @@
+//! The queue manager through the server: MQ flows, the `sluice qm` CLI, the client protocol and the
+//! REST messaging API, units of work and backout.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::tempdir::TempDir;
+use common::{Server, bin, samples_dir};
+use sluice_qm::net::{Client, Credentials};
+use sluice_qm::{GetOptions, Message, PutOptions};
+
+fn client(s: &Server) -> Client {
+    Client::connect(&format!("127.0.0.1:{}", s.qm_port), Credentials::default()).expect("connect")
+}
+
+fn qm(s: &Server, args: &[&str]) -> std::process::Output {
+    Command::new(bin())
+        .arg("qm")
+        .args(args)
+        .args(["--server", &format!("127.0.0.1:{}", s.qm_port)])
+        .output()
+        .expect("run sluice qm")
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn mq_blob_echo_moves_messages_from_in_to_out_through_the_cli() {
+    let s = Server::start(&samples_dir());
+    let dir = TempDir::new("msgs");
+    let f = dir.path().join("m.bin");
+    std::fs::write(&f, common::sale_list(2)).unwrap();
+    let o = qm(
+        &s,
+        &[
+            "put",
+            "SAMPLES.IN",
+            "--file",
+            &f.display().to_string(),
+            "--count",
+            "5",
+            "--persistent",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = dir.path().join("out");
+    let mut got = 0;
+    for _ in 0..50 {
+        let o = qm(
+            &s,
+            &[
+                "get",
+                "SAMPLES.OUT",
+                "--wait",
+                "1",
+                "--all",
+                "--out",
+                &out.display().to_string(),
+            ],
+        );
+        if o.status.success() {
+            got = std::fs::read_dir(&out).map(|d| d.count()).unwrap_or(0);
+            if got == 5 {
+                break;
+            }
+        }
+    }
+    assert_eq!(got, 5);
+    for e in std::fs::read_dir(&out).unwrap() {
+        assert_eq!(
+            std::fs::read(e.unwrap().path()).unwrap(),
+            common::sale_list(2)
+        );
+    }
+    let o = qm(&s, &["depth", "SAMPLES.IN"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "0");
+}
+
+#[test]
+fn cli_defines_shows_and_clears_queues() {
+    let s = Server::start(&samples_dir());
+    let o = qm(
+        &s,
+        &[
+            "define",
+            "TEST.Q",
+            "--max-depth",
+            "7",
+            "--backout-threshold",
+            "2",
+            "--backout-queue",
+            "TEST.BO",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = qm(&s, &["show", "TEST.Q", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["max_depth"], 7);
+    assert_eq!(v["backout_threshold"], 2);
+    assert_eq!(v["depth"], 0);
+    let o = Command::new(bin())
+        .args([
+            "qm",
+            "put",
+            "TEST.Q",
+            "--count",
+            "3",
+            "--server",
+            &format!("127.0.0.1:{}", s.qm_port),
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&qm(&s, &["depth", "TEST.Q"]).stdout).trim(),
+        "3"
+    );
+    let o = qm(&s, &["browse", "TEST.Q"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 3);
+    assert!(qm(&s, &["clear", "TEST.Q"]).status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&qm(&s, &["depth", "TEST.Q"]).stdout).trim(),
+        "0"
+    );
+    let o = qm(&s, &["get", "TEST.Q"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("no message"), "{}", text(&o));
+}
+
+#[test]
+fn mq_reply_answers_with_the_request_msg_id_as_correl_id() {
+    let s = Server::start(&samples_dir());
+    let mut c = client(&s);
+    c.define(&sluice_qm::QueueDef::local("TEST.REPLIES"))
+        .unwrap();
+    for i in 0..10 {
+        let mut m = Message::new(format!("request {i}"));
+        m.md.reply_to_q = "TEST.REPLIES".into();
+        m.md.msg_type = sluice_qm::msg_type::REQUEST;
+        let id = c
+            .put("SAMPLES.REQUEST", &m, &PutOptions::default())
+            .unwrap();
+        let reply = c
+            .get(
+                "TEST.REPLIES",
+                &GetOptions::new()
+                    .correl_id(id)
+                    .wait(Duration::from_secs(10)),
+            )
+            .unwrap()
+            .expect("a reply");
+        assert_eq!(&reply.body[..], format!("request {i}").as_bytes());
+        assert_eq!(reply.md.msg_type, sluice_qm::msg_type::REPLY);
+    }
+}
+
+#[test]
+fn rest_messaging_api_puts_and_gets() {
+    let s = Server::start(&samples_dir());
+    let url = "/ibmmq/rest/v1/messaging/qmgr/SLUICE/queue/SAMPLES.IN/message";
+    let r = common::request(
+        s.admin_port,
+        "POST",
+        url,
+        &[
+            ("Content-Type", "text/plain"),
+            ("ibm-mq-md-persistence", "persistent"),
+        ],
+        b"via rest",
+    );
+    assert!(
+        r.status == 201 || r.status == 200,
+        "{} {}",
+        r.status,
+        r.text()
+    );
+    let out = "/ibmmq/rest/v1/messaging/qmgr/SLUICE/queue/SAMPLES.OUT/message?wait=10000";
+    let r = common::request(s.admin_port, "DELETE", out, &[], b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.body, b"via rest");
+    assert!(r.header("ibm-mq-md-messageId").is_some(), "{:?}", r.headers);
+}
+
+const FAILING: &str = "flow: failing\nnodes:\n  in: { type: MQInput, queue: WORK.IN, wires: { out: [out] } }\n  out: { type: MQOutput, queue: WORK.OUT, wires: { out: [boom] } }\n  boom: { type: Throw, message_text: always fails }\n";
+
+#[test]
+fn failing_flow_rolls_back_its_puts_and_moves_the_message_to_the_backout_queue() {
+    let p = TempDir::new("backout");
+    std::fs::create_dir_all(p.path().join("flows")).unwrap();
+    std::fs::write(p.path().join("flows/failing.yaml"), FAILING).unwrap();
+    std::fs::write(
+        p.path().join("sluice.yaml"),
+        "queues:\n  - { name: WORK.IN, backout_threshold: 2, backout_queue: WORK.BACKOUT }\n  - { name: WORK.OUT }\n  - { name: WORK.BACKOUT }\n",
+    )
+    .unwrap();
+    let s = Server::start(p.path());
+    let mut c = client(&s);
+    let mut m = Message::new("poison");
+    m.md.persistence = sluice_qm::Persistence::Persistent;
+    c.put("WORK.IN", &m, &PutOptions::default()).unwrap();
+    let moved = c
+        .get(
+            "WORK.BACKOUT",
+            &GetOptions::new().wait(Duration::from_secs(20)),
+        )
+        .unwrap()
+        .expect("moved to the backout queue");
+    assert_eq!(&moved.body[..], b"poison");
+    assert!(moved.md.backout_count >= 2, "{}", moved.md.backout_count);
+    assert_eq!(
+        c.depth("WORK.OUT").unwrap(),
+        0,
+        "the failed invocations' puts were rolled back"
+    );
+    assert_eq!(c.depth("WORK.IN").unwrap(), 0);
+}
+
+#[test]
+fn persistent_messages_survive_a_restart_and_non_persistent_do_not() {
+    let p = TempDir::new("restart");
+    std::fs::create_dir_all(p.path().join("flows")).unwrap();
+    std::fs::write(p.path().join("flows/echo.yaml"), "nodes:\n  in: { type: HTTPInput, path: /x, wires: { out: [r] } }\n  r: { type: HTTPReply }\n").unwrap();
+    std::fs::write(
+        p.path().join("sluice.yaml"),
+        "queues:\n  - { name: KEEP }\n",
+    )
+    .unwrap();
+    let data = TempDir::new("restart-data");
+    let mut s = Server::start_with_data(p.path(), data.path());
+    let mut c = client(&s);
+    let mut durable = Message::new("durable");
+    durable.md.persistence = sluice_qm::Persistence::Persistent;
+    c.put("KEEP", &durable, &PutOptions::default()).unwrap();
+    c.put("KEEP", &Message::new("fleeting"), &PutOptions::default())
+        .unwrap();
+    drop(c);
+    assert_eq!(s.terminate().code(), Some(0));
+    let s = Server::start_with_data(p.path(), data.path());
+    let mut c = client(&s);
+    assert_eq!(c.depth("KEEP").unwrap(), 1);
+    let m = c.get("KEEP", &GetOptions::new()).unwrap().unwrap();
+    assert_eq!(&m.body[..], b"durable");
+}
