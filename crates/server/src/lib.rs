@@ -37,6 +37,44 @@ pub struct RunOptions {
     pub watch_every: Duration,
 }
 
+/// Load a project and build every flow without running anything (`sluice validate`): the same
+/// checks `run` makes before it deploys. Returns the number of flows.
+pub fn validate(
+    dir: &std::path::Path,
+    registry: Registry,
+) -> Result<usize, Vec<sluice_flow::Diagnostic>> {
+    let project = project::load(dir, &registry)?;
+    let internal = |e: String| {
+        vec![sluice_flow::Diagnostic::at(
+            &dir.display().to_string(),
+            "",
+            1,
+            1,
+            e,
+        )]
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| internal(e.to_string()))?;
+    let qm = queues::open_in_memory(&project.settings).map_err(internal)?;
+    let services = Services {
+        http: Arc::new(HttpRouter::new()),
+        runtime: rt.handle().clone(),
+        qm: Some(qm),
+    };
+    let mut problems = Vec::new();
+    for def in &project.flows {
+        if let Err(mut p) = sluice_flow::Flow::build(def, dir, &services) {
+            problems.append(&mut p);
+        }
+    }
+    if problems.is_empty() {
+        Ok(project.flows.len())
+    } else {
+        Err(problems)
+    }
+}
+
 fn report(problems: &[sluice_flow::Diagnostic]) {
     for p in problems {
         eprint!("{p}");

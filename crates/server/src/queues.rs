@@ -12,17 +12,32 @@ use sluice_qm::{QmConfig, QmError, QueueManager};
 use crate::admin::AdminRoutes;
 use crate::settings::Settings;
 
-/// Open the queue manager under `data_dir` (recovering its log) and apply the project's queues.
-pub fn open(data_dir: &Path, settings: &Settings) -> Result<Arc<QueueManager>, String> {
-    let cfg = QmConfig {
+fn config(settings: &Settings) -> QmConfig {
+    QmConfig {
         name: settings.queue_manager.name.clone(),
         dead_letter_queue: settings.queue_manager.dead_letter_queue.clone(),
         ..QmConfig::default()
-    };
+    }
+}
+
+/// Open the queue manager under `data_dir` (recovering its log) and apply the project's queues.
+pub fn open(data_dir: &Path, settings: &Settings) -> Result<Arc<QueueManager>, String> {
     let dir = data_dir.join("qm");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let qm = QueueManager::open(&dir, cfg)
+    let qm = QueueManager::open(&dir, config(settings))
         .map_err(|e| format!("cannot open the queue manager in {}: {e}", dir.display()))?;
+    define_queues(&qm, settings)?;
+    Ok(qm)
+}
+
+/// A queue manager in memory with the project's queues, for validating flows.
+pub fn open_in_memory(settings: &Settings) -> Result<Arc<QueueManager>, String> {
+    let qm = QueueManager::open_in_memory(config(settings)).map_err(|e| e.to_string())?;
+    define_queues(&qm, settings)?;
+    Ok(qm)
+}
+
+fn define_queues(qm: &QueueManager, settings: &Settings) -> Result<(), String> {
     for def in &settings.queues {
         let r = match qm.define(def.clone()) {
             Err(QmError::QueueExists(_)) => qm.alter(def.clone()),
@@ -30,7 +45,7 @@ pub fn open(data_dir: &Path, settings: &Settings) -> Result<Arc<QueueManager>, S
         };
         r.map_err(|e| format!("queue {}: {e}", def.name))?;
     }
-    Ok(qm)
+    Ok(())
 }
 
 /// Who may use the client protocol.

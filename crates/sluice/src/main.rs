@@ -75,22 +75,19 @@ fn main() -> ExitCode {
             };
             ExitCode::from(sluice_server::run(opts, bundle::registry()) as u8)
         }
-        Command::Validate { dir } => {
-            let registry = bundle::registry();
-            match sluice_server::project::load(&dir, &registry) {
-                Ok(p) => {
-                    println!("{}: ok ({} flows)", dir.display(), p.flows.len());
-                    ExitCode::SUCCESS
-                }
-                Err(problems) => {
-                    for p in &problems {
-                        eprint!("{p}");
-                    }
-                    eprintln!("error: {} problem(s)", problems.len());
-                    ExitCode::from(2)
-                }
+        Command::Validate { dir } => match sluice_server::validate(&dir, bundle::registry()) {
+            Ok(n) => {
+                println!("{}: ok ({n} flows)", dir.display());
+                ExitCode::SUCCESS
             }
-        }
+            Err(problems) => {
+                for p in &problems {
+                    eprint!("{p}");
+                }
+                eprintln!("error: {} problem(s)", problems.len());
+                ExitCode::from(2)
+            }
+        },
         Command::Qm(args) => match qm_cli::run(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
