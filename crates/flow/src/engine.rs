@@ -23,6 +23,7 @@ use crate::stats::{self, FlowStats};
 struct RuntimeNode {
     label: String,
     type_name: &'static str,
+    config: sluice_node_api::NodeConfig,
     imp: NodeImpl,
     outputs: Vec<String>,
     wires: Vec<Vec<(u32, Terminal)>>,
@@ -43,6 +44,7 @@ pub struct Flow {
 pub struct NodeInfo<'a> {
     pub label: &'a str,
     pub type_name: &'a str,
+    pub properties: &'a sluice_node_api::NodeConfig,
 }
 
 impl Flow {
@@ -76,6 +78,7 @@ impl Flow {
                     nodes.push(RuntimeNode {
                         label: n.label.clone(),
                         type_name: n.spec.type_name,
+                        config: n.config.clone(),
                         imp,
                         outputs: n.outputs.clone(),
                         wires: n
@@ -123,6 +126,7 @@ impl Flow {
         self.nodes.iter().map(|n| NodeInfo {
             label: &n.label,
             type_name: n.type_name,
+            properties: &n.config,
         })
     }
 

@@ -60,6 +60,11 @@ impl NodeConfig {
         self.values.insert(name.to_string(), v);
     }
 
+    /// Every property, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &PropValue)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
     pub fn get(&self, name: &str) -> Option<&PropValue> {
         self.values.get(name)
     }

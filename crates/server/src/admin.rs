@@ -52,11 +52,26 @@ fn stats_json(s: &Snapshot) -> Value {
     })
 }
 
+fn prop_json(v: &sluice_node_api::PropValue) -> Value {
+    use sluice_node_api::PropValue as P;
+    match v {
+        P::String(s) => json!(s),
+        P::Integer(i) => json!(i),
+        P::Boolean(b) => json!(b),
+        P::Float(f) => json!(f),
+        P::List(l) => json!(l),
+        P::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), json!(v))).collect()),
+    }
+}
+
 fn flow_json(f: &Flow) -> Value {
     let nodes: Vec<Value> = f
         .node_info()
         .zip(f.stats.nodes.iter())
-        .map(|(n, c)| json!({"label": n.label, "type": n.type_name, "statistics": stats_json(&c.snapshot())}))
+        .map(|(n, c)| {
+            let props: serde_json::Map<String, Value> = n.properties.iter().map(|(k, v)| (k.to_string(), prop_json(v))).collect();
+            json!({"label": n.label, "type": n.type_name, "properties": props, "statistics": stats_json(&c.snapshot())})
+        })
         .collect();
     json!({
         "name": f.name,
@@ -165,36 +180,59 @@ pub async fn handle(
             )
         })
         .collect();
-    if !state.extensions.is_empty() {
-        let body = match req.into_body().collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(e) => {
-                return Ok(respond(
-                    400,
-                    "text/plain",
-                    format!("cannot read the request: {e}\n"),
-                ));
-            }
-        };
-        for ext in &state.extensions {
-            if let Some((status, hs, b)) = ext.handle(&method, &pq, &headers, body.clone()) {
-                let mut r = respond(status, "application/octet-stream", b);
-                for (n, v) in hs {
-                    if let (Ok(n), Ok(v)) = (
-                        hyper::header::HeaderName::from_bytes(n.as_bytes()),
-                        hyper::header::HeaderValue::from_str(&v),
-                    ) {
-                        r.headers_mut().insert(n, v);
-                    }
+    let body = match req.into_body().collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return Ok(json_response(
+                400,
+                &json!({"error": format!("cannot read the request: {e}")}),
+            ));
+        }
+    };
+    for ext in &state.extensions {
+        if let Some((status, hs, b)) = ext.handle(&method, &pq, &headers, body.clone()) {
+            let mut r = respond(status, "application/octet-stream", b);
+            for (n, v) in hs {
+                if let (Ok(n), Ok(v)) = (
+                    hyper::header::HeaderName::from_bytes(n.as_bytes()),
+                    hyper::header::HeaderValue::from_str(&v),
+                ) {
+                    r.headers_mut().insert(n, v);
                 }
-                return Ok(r);
             }
+            return Ok(r);
+        }
+    }
+    if method == "PUT" {
+        if let Some(name) = path
+            .strip_prefix("/api/v1/flows/")
+            .and_then(|r| r.strip_suffix("/instances"))
+        {
+            let n = std::str::from_utf8(&body)
+                .ok()
+                .and_then(|t| t.trim().parse::<usize>().ok())
+                .filter(|n| (1..=1024).contains(n));
+            let Some(n) = n else {
+                return Ok(json_response(
+                    400,
+                    &json!({"error": "the body must be a number of instances from 1 to 1024"}),
+                ));
+            };
+            let dep = Arc::clone(&state.deployment);
+            let name = name.to_string();
+            return Ok(
+                match tokio::task::spawn_blocking(move || dep.set_instances(&name, n)).await {
+                    Ok(Ok(())) => json_response(200, &json!({"instances": n})),
+                    Ok(Err(e)) => json_response(404, &json!({"error": e})),
+                    Err(e) => json_response(500, &json!({"error": e.to_string()})),
+                },
+            );
         }
     }
     if method != "GET" {
         return Ok(json_response(
             405,
-            &json!({"error": "only GET is supported here"}),
+            &json!({"error": format!("{method} is not supported on {path}")}),
         ));
     }
     let flows = state.deployment.flows();

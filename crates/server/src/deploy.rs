@@ -146,6 +146,29 @@ impl Deployment {
         })
     }
 
+    /// Redeploy flow `name` with `instances` copies (the file is unchanged).
+    pub fn set_instances(&self, name: &str, instances: usize) -> Result<(), String> {
+        let mut flows = self.flows.lock();
+        let Some((path, stamp)) = flows
+            .iter()
+            .find(|(_, d)| d.running.flow.name == name)
+            .map(|(p, d)| (p.clone(), d.stamp))
+        else {
+            return Err(format!("no flow named '{name}'"));
+        };
+        let mut def = project::load_flow_file(&path, &self.registry)
+            .map_err(|p| p.iter().map(|d| d.to_string()).collect::<String>())?;
+        def.instances = instances;
+        let flow = self
+            .build(&def)
+            .map_err(|p| p.iter().map(|d| d.to_string()).collect::<String>())?;
+        let running = flow.start();
+        if let Some(old) = flows.insert(path, Deployed { running, stamp }) {
+            old.running.stop();
+        }
+        Ok(())
+    }
+
     /// Stop every flow, letting each finish the messages it accepted.
     pub fn stop_all(&self) {
         let flows = std::mem::take(&mut *self.flows.lock());

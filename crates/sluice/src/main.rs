@@ -1,5 +1,6 @@
 //! `sluice`: run a project, validate it, and the tools around it.
 
+mod bench;
 mod bundle;
 mod qm_cli;
 
@@ -44,6 +45,8 @@ enum Command {
     Nodes,
     /// Queues and messages of a running server's queue manager.
     Qm(qm_cli::QmArgs),
+    /// Measure flows the way the reference reports do (a suite, or one measurement).
+    Bench(sluice_bench::cli::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -95,6 +98,17 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Command::Bench(args) => {
+            let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("sluice"));
+            let mut out = std::io::stdout().lock();
+            match sluice_bench::cli::run_bench(&args, &exe, &bench::Hooks, &mut out) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Command::Nodes => {
             print!("{}", bundle::registry().docs_markdown());
             ExitCode::SUCCESS

@@ -1,0 +1,124 @@
+//! The one error type of the benchmark harness.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while generating messages, driving load,
+/// reading /proc or writing reports.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A size such as `20kB` could not be understood.
+    #[error(
+        "invalid message size `{0}`: expected a number with an optional unit b, kB, MB (for example 2kB, 20MB or 6543)"
+    )]
+    InvalidSize(String),
+
+    /// A message format name is not one the generator knows.
+    #[error("unknown message format `{0}`: expected xml, json, soap, fixed or delimited")]
+    UnknownFormat(String),
+
+    /// The requested size is smaller than the smallest message of that format.
+    #[error(
+        "a {format} message cannot be as small as {target} bytes; the smallest is {minimum} bytes"
+    )]
+    SizeTooSmall {
+        /// The format asked for.
+        format: String,
+        /// The size asked for.
+        target: usize,
+        /// The size of one SaleList repetition plus its envelope.
+        minimum: usize,
+    },
+
+    /// A URL given to the HTTP transport is not `http://host:port/path`.
+    #[error("invalid URL `{url}`: {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+
+    /// A network or file operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The operating-system error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The server answered with a status other than 200.
+    #[error("HTTP status {0} (expected 200)")]
+    HttpStatus(u16),
+
+    /// The server's reply was not valid HTTP/1.1.
+    #[error("malformed HTTP response: {0}")]
+    HttpProtocol(&'static str),
+
+    /// The server closed the connection in the middle of a reply.
+    #[error("connection closed by the server before the reply was complete")]
+    ConnectionClosed,
+
+    /// A /proc file was missing a field or held something unexpected.
+    #[error("cannot read {path}: {reason}")]
+    Procfs {
+        /// The file read.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+
+    /// A suite file could not be parsed or names something invalid.
+    #[error("suite {path}: {reason}")]
+    Suite {
+        /// The suite file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+
+    /// A suite names a seed figures file that is not embedded.
+    #[error("unknown seed figures file `{0}`")]
+    UnknownSeedFile(String),
+
+    /// The server under test did not start or print its `ready` line.
+    #[error("server {binary} did not become ready: {reason}")]
+    ServerStart {
+        /// The binary started.
+        binary: PathBuf,
+        /// What happened instead.
+        reason: String,
+    },
+
+    /// The server under test exited while a suite was running.
+    #[error("the server under test exited: {0}")]
+    ServerExited(String),
+
+    /// A test needs something the caller did not supply (for example the
+    /// queue-manager transport, or a way to set flow instances).
+    #[error("not available: {0}")]
+    Unsupported(String),
+
+    /// A request through a caller-supplied transport or the server's admin API failed.
+    #[error("{0}")]
+    Transport(String),
+
+    /// A configuration value is out of range (zero requesters, zero duration…).
+    #[error("invalid setting: {0}")]
+    InvalidSetting(String),
+
+    /// A broken invariant inside the harness.
+    #[error("internal error: {0}; this is a bug, please report it")]
+    Internal(String),
+}
+
+impl BenchError {
+    /// Wraps an I/O error with a description of what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        BenchError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}

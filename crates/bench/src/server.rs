@@ -1,0 +1,301 @@
+//! Starting and stopping the Sluice server under test as a child process:
+//! `sluice run PROJECT --http-port N --admin-port N --qm-port N --data-dir D`
+//! on free loopback ports, ready when it prints a line `ready`; stopped with
+//! SIGTERM, then SIGKILL if it does not exit in time.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::error::BenchError;
+
+/// How to start the server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The `sluice` binary.
+    pub binary: PathBuf,
+    /// The project directory it runs.
+    pub project: PathBuf,
+    /// Where it keeps queue data.
+    pub data_dir: PathBuf,
+    /// How long to wait for `ready`.
+    pub ready_timeout: Duration,
+    /// How long to wait for exit after SIGTERM before SIGKILL.
+    pub stop_timeout: Duration,
+    /// Further arguments after the ports and data directory.
+    pub extra_args: Vec<String>,
+}
+
+impl ServerConfig {
+    /// Defaults: 60 s to become ready, 10 s to stop.
+    pub fn new(binary: &Path, project: &Path, data_dir: &Path) -> Self {
+        ServerConfig {
+            binary: binary.to_path_buf(),
+            project: project.to_path_buf(),
+            data_dir: data_dir.to_path_buf(),
+            ready_timeout: Duration::from_secs(60),
+            stop_timeout: Duration::from_secs(10),
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+/// Where a started server listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerEndpoints {
+    /// The host to connect to (loopback).
+    pub host: String,
+    /// HTTP listener for flows.
+    pub http_port: u16,
+    /// Admin REST API.
+    pub admin_port: u16,
+    /// Queue-manager client protocol.
+    pub qm_port: u16,
+    /// Its data directory.
+    pub data_dir: PathBuf,
+    /// Its process id.
+    pub pid: u32,
+}
+
+/// A running server; stopped when dropped.
+pub struct ServerProcess {
+    child: Option<Child>,
+    endpoints: ServerEndpoints,
+    stop_timeout: Duration,
+    output: Arc<Mutex<VecDeque<String>>>,
+    readers: Vec<thread::JoinHandle<()>>,
+}
+
+/// Lines of server output kept for error messages.
+const OUTPUT_TAIL: usize = 20;
+
+impl ServerProcess {
+    /// Starts the server and waits for its `ready` line.
+    pub fn start(config: &ServerConfig) -> Result<ServerProcess, BenchError> {
+        let start_error = |reason: String| BenchError::ServerStart {
+            binary: config.binary.clone(),
+            reason,
+        };
+        let [http_port, admin_port, qm_port] = free_ports()?;
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+            BenchError::io(
+                format!("creating data dir {}", config.data_dir.display()),
+                e,
+            )
+        })?;
+        let mut child = Command::new(&config.binary)
+            .arg("run")
+            .arg(&config.project)
+            .args(["--http-port", &http_port.to_string()])
+            .args(["--admin-port", &admin_port.to_string()])
+            .args(["--qm-port", &qm_port.to_string()])
+            .arg("--data-dir")
+            .arg(&config.data_dir)
+            .args(&config.extra_args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| start_error(format!("cannot start it: {e}")))?;
+        let output = Arc::new(Mutex::new(VecDeque::new()));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let mut readers = Vec::new();
+        if let Some(stdout) = child.stdout.take() {
+            readers.extend(drain(stdout, output.clone(), Some(ready_tx)));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            readers.extend(drain(stderr, output.clone(), None));
+        }
+        let endpoints = ServerEndpoints {
+            host: "127.0.0.1".into(),
+            http_port,
+            admin_port,
+            qm_port,
+            data_dir: config.data_dir.clone(),
+            pid: child.id(),
+        };
+        let mut server = ServerProcess {
+            child: Some(child),
+            endpoints,
+            stop_timeout: config.stop_timeout,
+            output,
+            readers,
+        };
+        let deadline = Instant::now() + config.ready_timeout;
+        loop {
+            match ready_rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) => return Ok(server),
+                Err(mpsc::RecvTimeoutError::Disconnected)
+                | Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Some(status) = server.exited() {
+                        server.wait_for_output(Duration::from_secs(1));
+                        return Err(start_error(format!(
+                            "it exited ({status}) before printing `ready`; its last output:\n{}",
+                            server.output_tail()
+                        )));
+                    }
+                    if Instant::now() >= deadline {
+                        let tail = server.output_tail();
+                        server.stop();
+                        return Err(start_error(format!(
+                            "no `ready` line within {:?}; its last output:\n{tail}",
+                            config.ready_timeout
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where it listens.
+    pub fn endpoints(&self) -> &ServerEndpoints {
+        &self.endpoints
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.endpoints.pid
+    }
+
+    /// The last lines it printed.
+    pub fn output_tail(&self) -> String {
+        let lines = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        lines.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Gives the output readers up to `limit` to reach the end of the pipes.
+    fn wait_for_output(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline && !self.readers.iter().all(|r| r.is_finished()) {
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// How it exited, if it has (without waiting).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// Sends SIGTERM, waits, then kills; returns how it exited.
+    pub fn stop(&mut self) -> Option<ExitStatus> {
+        let mut child = self.child.take()?;
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+            // SAFETY: kill() with a pid we spawned and still own (not yet reaped).
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let deadline = Instant::now() + self.stop_timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        child.wait().ok()
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Reads a child's output line by line, keeping the tail and signalling the
+/// `ready` line.
+fn drain<R: Read + Send + 'static>(
+    stream: R,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    ready: Option<mpsc::Sender<()>>,
+) -> Option<thread::JoinHandle<()>> {
+    thread::Builder::new()
+        .name("server-output".into())
+        .spawn(move || {
+            let mut ready = ready;
+            for line in BufReader::new(stream).lines() {
+                let Ok(line) = line else { break };
+                if line.trim() == "ready"
+                    && let Some(tx) = ready.take()
+                {
+                    let _ = tx.send(());
+                }
+                let mut lines = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                if lines.len() == OUTPUT_TAIL {
+                    lines.pop_front();
+                }
+                lines.push_back(line);
+            }
+        })
+        .ok()
+}
+
+/// Three distinct free loopback ports (held together while picked, so they differ).
+pub fn free_ports() -> Result<[u16; 3], BenchError> {
+    let bind =
+        || TcpListener::bind("127.0.0.1:0").map_err(|e| BenchError::io("finding a free port", e));
+    let listeners = [bind()?, bind()?, bind()?];
+    let mut ports = [0u16; 3];
+    for (port, listener) in ports.iter_mut().zip(&listeners) {
+        *port = listener
+            .local_addr()
+            .map_err(|e| BenchError::io("finding a free port", e))?
+            .port();
+    }
+    Ok(ports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(name: &str, body: &str) -> PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("sluice-bench-{}-{name}.sh", std::process::id()));
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");
+        let mut perms = std::fs::metadata(&path).expect("metadata").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&path, perms).expect("chmod");
+        path
+    }
+
+    #[test]
+    fn start_waits_for_ready_and_stop_terminates() {
+        let bin = script(
+            "ready",
+            "echo starting; echo \"$@\" >&2; echo ready; exec sleep 30",
+        );
+        let data = std::env::temp_dir().join(format!("sluice-bench-data-{}", std::process::id()));
+        let config = ServerConfig::new(&bin, Path::new("samples"), &data);
+        let mut server = ServerProcess::start(&config).expect("server starts");
+        let e = server.endpoints().clone();
+        assert!(e.http_port != e.admin_port && e.admin_port != e.qm_port);
+        let status = server.stop();
+        assert!(status.is_some_and(|s| !s.success()));
+        let _ = std::fs::remove_file(bin);
+        let _ = std::fs::remove_dir_all(data);
+    }
+
+    #[test]
+    fn start_reports_early_exit_with_output() {
+        let bin = script("fail", "echo 'flow file broken' >&2; exit 3");
+        let data = std::env::temp_dir().join(format!("sluice-bench-data2-{}", std::process::id()));
+        let config = ServerConfig::new(&bin, Path::new("samples"), &data);
+        let err = ServerProcess::start(&config).err().map(|e| e.to_string());
+        let _ = std::fs::remove_file(bin);
+        let _ = std::fs::remove_dir_all(data);
+        assert!(err.is_some_and(|e| e.contains("flow file broken")));
+    }
+}

@@ -1,0 +1,508 @@
+//! Benchmark suites: a YAML file listing flows × message sizes × persistence
+//! × instances × requesters, expanded into the individual cases to measure.
+//!
+//! ```yaml
+//! project: samples          # the project the server runs (default: samples)
+//! warmup_secs: 5            # defaults for every test
+//! duration_secs: 30
+//! runs: 3
+//! floor: true               # also measure the floor echo server (default: true)
+//! tests:
+//!   - name: xml-echo
+//!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } } or floor
+//!     format: xml           # xml | json | soap | fixed | delimited
+//!     sizes: [2kB, 20kB, 200kB]
+//!     persistence: [NONE]   # NONE | FULL
+//!     instances: [1, 2, 4]  # optional: set through the caller's hook; absent = as deployed
+//!     requesters: 20
+//!     rate: 5000            # optional: total messages per second (unrated if absent)
+//!     seed: { file: wmb8_part2.csv, section: HTTP Nodes, test: Reading and Writing messages over the HTTP Transport }
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+
+use crate::error::BenchError;
+use crate::message::Format;
+use crate::seeds::SeedRef;
+use crate::size::MessageSize;
+
+/// A whole suite file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// The project directory the server runs, relative to the suite's
+    /// working directory.
+    #[serde(default = "default_project")]
+    pub project: PathBuf,
+    /// Default warm-up per run, in seconds.
+    #[serde(default = "default_warmup")]
+    pub warmup_secs: f64,
+    /// Default measured interval per run, in seconds.
+    #[serde(default = "default_duration")]
+    pub duration_secs: f64,
+    /// Default number of runs per case.
+    #[serde(default = "default_runs")]
+    pub runs: usize,
+    /// Whether to measure the floor echo server for comparison.
+    #[serde(default = "default_true")]
+    pub floor: bool,
+    /// The tests.
+    pub tests: Vec<TestSpec>,
+}
+
+/// One test: a flow reached through a transport, and the values to vary.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestSpec {
+    /// A short name for reports.
+    pub name: String,
+    /// How requests reach the flow.
+    pub transport: TransportSpec,
+    /// The message representation.
+    #[serde(default = "default_format")]
+    pub format: Format,
+    /// Message sizes.
+    pub sizes: Vec<MessageSize>,
+    /// NONE and/or FULL.
+    #[serde(default = "default_persistence")]
+    pub persistence: Vec<Persistence>,
+    /// Flow instances to run (a scaling run when more than one); absent:
+    /// the flow runs as deployed and nothing is changed.
+    #[serde(default)]
+    pub instances: Option<Vec<u32>>,
+    /// Requester threads.
+    #[serde(default = "default_requesters")]
+    pub requesters: usize,
+    /// Total messages per second; unrated when absent.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// HTTP connections are recycled after this many requests.
+    #[serde(default = "default_reconnect")]
+    pub reconnect_after: Option<u64>,
+    /// The seed row this test re-creates.
+    #[serde(default)]
+    pub seed: Option<SeedRef>,
+    /// Overrides the suite's warm-up.
+    #[serde(default)]
+    pub warmup_secs: Option<f64>,
+    /// Overrides the suite's measured interval.
+    #[serde(default)]
+    pub duration_secs: Option<f64>,
+    /// Overrides the suite's number of runs.
+    #[serde(default)]
+    pub runs: Option<usize>,
+}
+
+/// How a test reaches its flow.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum TransportSpec {
+    /// HTTP POST to a path on the server's HTTP port.
+    Http {
+        /// The URL path, for example `/samples/xml-echo`.
+        path: String,
+    },
+    /// Put to an input queue, get the reply from an output queue.
+    Qm {
+        /// The input queue.
+        #[serde(rename = "in")]
+        input: String,
+        /// The output queue.
+        #[serde(rename = "out")]
+        output: String,
+    },
+    /// The floor echo server inside the harness (no Sluice server needed).
+    Floor,
+}
+
+impl TransportSpec {
+    /// Whether the Sluice server must run for this transport.
+    pub fn needs_server(&self) -> bool {
+        !matches!(self, TransportSpec::Floor)
+    }
+}
+
+impl fmt::Display for TransportSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransportSpec::Http { path } => write!(f, "http {path}"),
+            TransportSpec::Qm { input, output } => write!(f, "qm {input}->{output}"),
+            TransportSpec::Floor => f.write_str("floor"),
+        }
+    }
+}
+
+/// Message persistence, as the seeds' tables print it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Persistence {
+    /// Non-persistent.
+    None,
+    /// Persistent, committed per message.
+    Full,
+}
+
+impl Persistence {
+    /// `NONE` or `FULL`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Persistence::None => "NONE",
+            Persistence::Full => "FULL",
+        }
+    }
+
+    /// Whether messages are persistent.
+    pub fn is_persistent(self) -> bool {
+        self == Persistence::Full
+    }
+}
+
+/// One measurement to make: a test with every varied value fixed.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The test's name.
+    pub name: String,
+    /// How requests reach the flow.
+    pub transport: TransportSpec,
+    /// The message representation.
+    pub format: Format,
+    /// The message size.
+    pub size: MessageSize,
+    /// NONE or FULL.
+    pub persistence: Persistence,
+    /// Flow instances to set, or `None` to leave the flow as deployed.
+    pub instances: Option<u32>,
+    /// Requester threads.
+    pub requesters: usize,
+    /// Total rate, or unrated.
+    pub rate: Option<f64>,
+    /// HTTP recycling.
+    pub reconnect_after: Option<u64>,
+    /// The seed row.
+    pub seed: Option<SeedRef>,
+    /// Warm-up per run.
+    pub warmup: Duration,
+    /// Measured interval per run.
+    pub measure: Duration,
+    /// Runs.
+    pub runs: usize,
+    /// Whether the test varies instances (its rows make a scaling chart).
+    pub scaling: bool,
+}
+
+impl Case {
+    /// A single measurement outside a suite (`bench http`, `bench qm`):
+    /// one instance, no seed row, timings taken from the driver settings.
+    pub fn one_off(
+        name: &str,
+        transport: TransportSpec,
+        format: Format,
+        size: MessageSize,
+        persistence: Persistence,
+        requesters: usize,
+    ) -> Case {
+        Case {
+            name: name.to_string(),
+            transport,
+            format,
+            size,
+            persistence,
+            instances: None,
+            requesters,
+            rate: None,
+            reconnect_after: None,
+            seed: None,
+            warmup: Duration::ZERO,
+            measure: Duration::ZERO,
+            runs: 1,
+            scaling: false,
+        }
+    }
+}
+
+impl Suite {
+    /// Reads and checks a suite file.
+    pub fn load(path: &Path) -> Result<Suite, BenchError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BenchError::io(format!("reading suite {}", path.display()), e))?;
+        Suite::parse(&text, path)
+    }
+
+    /// Parses and checks suite text; `path` is used in messages only.
+    pub fn parse(text: &str, path: &Path) -> Result<Suite, BenchError> {
+        let suite: Suite = serde_saphyr::from_str(text).map_err(|e| BenchError::Suite {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        suite.check().map_err(|reason| BenchError::Suite {
+            path: path.to_path_buf(),
+            reason,
+        })?;
+        Ok(suite)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if !seconds(self.warmup_secs) || !seconds(self.duration_secs) || self.duration_secs == 0.0 {
+            return Err("warmup_secs must be >= 0 and duration_secs > 0 seconds".into());
+        }
+        if self.tests.is_empty() {
+            return Err("the suite has no tests".into());
+        }
+        let mut names = std::collections::HashSet::new();
+        for test in &self.tests {
+            let t = &test.name;
+            if !names.insert(t.as_str()) {
+                return Err(format!("two tests are named `{t}`"));
+            }
+            if test.sizes.is_empty()
+                || test.persistence.is_empty()
+                || test.instances.as_ref().is_some_and(Vec::is_empty)
+            {
+                return Err(format!(
+                    "test `{t}`: sizes, persistence and instances must not be empty"
+                ));
+            }
+            if test.requesters == 0 || test.instances.as_ref().is_some_and(|i| i.contains(&0)) {
+                return Err(format!(
+                    "test `{t}`: requesters and instances must be at least 1"
+                ));
+            }
+            if test.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+                return Err(format!("test `{t}`: rate must be a positive number"));
+            }
+            if test.runs == Some(0)
+                || test.duration_secs.is_some_and(|d| !(d > 0.0 && seconds(d)))
+                || test.warmup_secs.is_some_and(|w| !seconds(w))
+            {
+                return Err(format!(
+                    "test `{t}`: runs and duration_secs must be above zero, warmup_secs at least zero"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Expands every test into its cases, in file order; `duration`
+    /// overrides every measured interval when given.
+    pub fn cases(&self, duration: Option<Duration>) -> Vec<Case> {
+        let mut cases = Vec::new();
+        for test in &self.tests {
+            let warmup = Duration::from_secs_f64(test.warmup_secs.unwrap_or(self.warmup_secs));
+            let measure = duration.unwrap_or_else(|| {
+                Duration::from_secs_f64(test.duration_secs.unwrap_or(self.duration_secs))
+            });
+            let instance_counts: Vec<Option<u32>> = match &test.instances {
+                Some(list) => list.iter().copied().map(Some).collect(),
+                None => vec![None],
+            };
+            for size in &test.sizes {
+                for &persistence in &test.persistence {
+                    for &instances in &instance_counts {
+                        cases.push(Case {
+                            name: test.name.clone(),
+                            transport: test.transport.clone(),
+                            format: test.format,
+                            size: size.clone(),
+                            persistence,
+                            instances,
+                            requesters: test.requesters,
+                            rate: test.rate,
+                            reconnect_after: test.reconnect_after,
+                            seed: test.seed.clone(),
+                            warmup,
+                            measure,
+                            runs: test.runs.unwrap_or(self.runs),
+                            scaling: instance_counts.len() > 1,
+                        });
+                    }
+                }
+            }
+        }
+        cases
+    }
+
+    /// Whether any test needs the Sluice server.
+    pub fn needs_server(&self) -> bool {
+        self.tests.iter().any(|t| t.transport.needs_server())
+    }
+}
+
+/// Whether `v` is a usable number of seconds (finite, not negative, not absurdly large).
+fn seconds(v: f64) -> bool {
+    Duration::try_from_secs_f64(v).is_ok()
+}
+
+fn default_project() -> PathBuf {
+    PathBuf::from("samples")
+}
+fn default_warmup() -> f64 {
+    5.0
+}
+fn default_duration() -> f64 {
+    30.0
+}
+fn default_runs() -> usize {
+    3
+}
+fn default_true() -> bool {
+    true
+}
+fn default_format() -> Format {
+    Format::Xml
+}
+fn default_persistence() -> Vec<Persistence> {
+    vec![Persistence::None]
+}
+fn default_requesters() -> usize {
+    20
+}
+fn default_reconnect() -> Option<u64> {
+    Some(5_000)
+}
+
+/// Accepts a string (`2kB`) or a plain number of bytes.
+struct SizeVisitor;
+
+impl Visitor<'_> for SizeVisitor {
+    type Value = MessageSize;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a message size such as 2kB, 20MB or 6543")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<MessageSize, E> {
+        MessageSize::parse(v).map_err(E::custom)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<MessageSize, E> {
+        let bytes = usize::try_from(v).map_err(E::custom)?;
+        if bytes == 0 {
+            return Err(E::custom("a message size must be above zero"));
+        }
+        Ok(MessageSize::from_bytes(bytes))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<MessageSize, E> {
+        let v = u64::try_from(v).map_err(E::custom)?;
+        self.visit_u64(v)
+    }
+}
+
+impl<'de> Deserialize<'de> for MessageSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SizeVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Format {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(de::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Persistence {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.to_ascii_uppercase().as_str() {
+            "NONE" | "NON-PERSISTENT" | "NONPERSISTENT" => Ok(Persistence::None),
+            "FULL" | "PERSISTENT" => Ok(Persistence::Full),
+            _ => Err(de::Error::custom(format!(
+                "unknown persistence `{name}`: expected NONE or FULL"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"
+project: samples
+duration_secs: 10
+runs: 2
+tests:
+  - name: xml-echo
+    transport: { http: { path: /samples/xml-echo } }
+    format: xml
+    sizes: [2kB, 20kB, 6543]
+    persistence: [NONE, FULL]
+    instances: [1, 2]
+    requesters: 8
+    seed: { file: wmb8_part2.csv, section: HTTP Nodes, test: Reading and Writing messages over the HTTP Transport }
+  - name: queue
+    transport:
+      qm: { in: IN.Q, out: OUT.Q }
+    sizes: [2kB]
+  - name: floor
+    transport: floor
+    format: json
+    sizes: [2kB]
+    runs: 1
+"#;
+
+    #[test]
+    fn parse_reads_transports_sizes_and_seed() {
+        let suite = Suite::parse(SAMPLE, Path::new("s.yaml")).expect("valid suite");
+        assert_eq!(suite.tests.len(), 3);
+        assert_eq!(
+            suite.tests[0].transport,
+            TransportSpec::Http {
+                path: "/samples/xml-echo".into()
+            }
+        );
+        assert_eq!(
+            suite.tests[1].transport,
+            TransportSpec::Qm {
+                input: "IN.Q".into(),
+                output: "OUT.Q".into()
+            }
+        );
+        assert_eq!(suite.tests[2].transport, TransportSpec::Floor);
+        assert_eq!(suite.tests[0].sizes[2].bytes(), 6_543);
+        let seed = suite.tests[0].seed.as_ref().expect("seed");
+        assert_eq!(
+            seed.columns.get("section").map(String::as_str),
+            Some("HTTP Nodes")
+        );
+        assert!(suite.needs_server());
+    }
+
+    #[test]
+    fn cases_expand_every_combination_with_overrides() {
+        let suite = Suite::parse(SAMPLE, Path::new("s.yaml")).expect("valid suite");
+        let cases = suite.cases(Some(Duration::from_secs(1)));
+        assert_eq!(cases.len(), 3 * 2 * 2 + 1 + 1);
+        assert!(cases.iter().all(|c| c.measure == Duration::from_secs(1)));
+        assert!(cases[0].scaling);
+        assert_eq!(cases[12].requesters, 20);
+        assert_eq!(cases[13].runs, 1);
+    }
+
+    #[test]
+    fn parse_reports_bad_values_with_the_file() {
+        let bad = [
+            "tests: []",
+            "tests: [{name: a, transport: floor, sizes: [2parsecs]}]",
+            "tests: [{name: a, transport: floor, sizes: [2kB], persistence: [MAYBE]}]",
+            "tests: [{name: a, transport: carrier-pigeon, sizes: [2kB]}]",
+            "tests: [{name: a, transport: floor, sizes: [2kB], colour: red}]",
+            "tests: [{name: a, transport: floor, sizes: [2kB], requesters: 0}]",
+            "tests: [{name: a, transport: floor, sizes: [2kB], warmup_secs: -1}]",
+            "duration_secs: 1e300\ntests: [{name: a, transport: floor, sizes: [2kB]}]",
+            "tests: [{name: a, transport: floor, sizes: [2kB]}, {name: a, transport: floor, sizes: [2kB]}]",
+        ];
+        for text in bad {
+            let err = Suite::parse(text, Path::new("bad.yaml"));
+            assert!(
+                matches!(&err, Err(BenchError::Suite { path, .. }) if path == Path::new("bad.yaml")),
+                "{text}: {err:?}"
+            );
+        }
+    }
+}
