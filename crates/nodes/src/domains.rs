@@ -4,9 +4,9 @@
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use sluice_json_tmp as json;
+
 use sluice_node_api::{ConfigError, Message, NodeConfig, PropKind, PropSpec};
-use sluice_parsers::{blob, xmlnsc};
+use sluice_parsers::{blob, json, xmlnsc};
 use sluice_tree::{NodeId, Parser, Tree, TreeError};
 
 pub const DOMAIN: PropSpec = PropSpec {

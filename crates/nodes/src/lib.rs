@@ -3,6 +3,7 @@
 
 pub mod core;
 pub mod domains;
+pub mod esql;
 pub mod http;
 pub mod mq;
 pub mod routing;
@@ -44,6 +45,7 @@ impl Services {
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     core::register(r);
     routing::register(r);
+    esql::register(r);
     mq::register(r);
     for s in [&http::HTTP_INPUT, &http::HTTP_REPLY, &http::HTTP_REQUEST] {
         r(s);

@@ -1,4 +1,4 @@
-//! Filter and Route: decide where a message goes with XPath 1.0 expressions over the message
+//! Route: decides where a message goes with XPath 1.0 expressions over the message
 //! assembly (`$Root`, `$Body`, `$LocalEnvironment`, `$Environment`, `$ExceptionList`).
 
 use std::sync::Arc;
@@ -12,7 +12,6 @@ use sluice_tree::xpath::{XPath, XPathContext, XPathError};
 use crate::terminals::{FAILURE, IN};
 
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
-    r(&FILTER);
     r(&ROUTE);
 }
 
@@ -24,63 +23,6 @@ fn xpath_failed(e: XPathError, src: &str) -> NodeError {
     match e {
         XPathError::Tree(t) => NodeError::from(t),
         other => NodeError::recoverable(format!("evaluating `{src}`: {other}")),
-    }
-}
-
-// ----- Filter -----------------------------------------------------------------------------
-
-pub static FILTER: NodeSpec = NodeSpec {
-    type_name: "Filter",
-    summary: "Evaluates a boolean expression and propagates the message unchanged to `true` or `false`.",
-    inputs: &[IN],
-    outputs: &[
-        FAILURE,
-        TerminalSpec {
-            name: "unknown",
-            doc: "The expression's value is unknown.",
-        },
-        TerminalSpec {
-            name: "false",
-            doc: "The expression is false.",
-        },
-        TerminalSpec {
-            name: "true",
-            doc: "The expression is true.",
-        },
-    ],
-    dynamic_outputs: false,
-    properties: &[PropSpec {
-        name: "expression",
-        kind: PropKind::String,
-        default: None,
-        required: true,
-        doc: "An XPath 1.0 expression, for example `$Body/Parent/First = '1'`.",
-    }],
-    build: |c, _| {
-        let src = c.str("expression").to_string();
-        Ok(NodeImpl::Process(Arc::new(Filter {
-            xpath: compile("expression", &src)?,
-            src,
-        })))
-    },
-};
-
-struct Filter {
-    xpath: XPath,
-    src: String,
-}
-
-impl Node for Filter {
-    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let result = {
-            let mut xc = XPathContext::new(msg, &mut ctx.inv.environment);
-            self.xpath.evaluate_bool(&mut xc)
-        };
-        let t = match result.map_err(|e| xpath_failed(e, &self.src))? {
-            true => Terminal(3),
-            false => Terminal(2),
-        };
-        ctx.propagate(t, msg)
     }
 }
 

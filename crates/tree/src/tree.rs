@@ -233,6 +233,17 @@ impl Tree {
         (self.parsers.len() - 1) as u16
     }
 
+    /// The index of the parser that owns element `id` (for [`Tree::set_pending`]), if one does.
+    pub fn parser_index(&self, id: NodeId) -> Option<u16> {
+        let p = self.el(id).parser;
+        (p != NO_PARSER).then_some(p)
+    }
+
+    /// Make room for `additional` more elements (a parser that knows the size of what it builds).
+    pub fn reserve(&mut self, additional: usize) {
+        self.elements.reserve(additional);
+    }
+
     /// The parser that owns element `id`, if one does.
     pub fn parser_of(&self, id: NodeId) -> Option<Arc<dyn Parser>> {
         let p = self.el(id).parser;

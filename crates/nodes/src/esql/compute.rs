@@ -1,0 +1,148 @@
+//! Compute: runs an ESQL COMPUTE MODULE that builds a new message from its input.
+
+use std::sync::Arc;
+
+use sluice_esql::runtime::{ComputeMode, Module, ModuleKind, RunOptions, ScalarValue};
+use sluice_node_api::{
+    BuildContext, ConfigError, Ctx, Message, Node, NodeConfig, NodeError, NodeImpl, NodeSpec,
+    PropKind, PropSpec, Terminal, TerminalSpec, Tree,
+};
+
+use super::host::CtxHost;
+use crate::terminals::{FAILURE, IN, OUT};
+
+const MODES: &[&str] = &[
+    "message",
+    "local_environment",
+    "exception",
+    "message_local_environment",
+    "message_exception",
+    "local_environment_exception",
+    "all",
+];
+
+pub static COMPUTE: NodeSpec = NodeSpec {
+    type_name: "Compute",
+    summary: "Runs an ESQL COMPUTE MODULE: its Main builds OutputRoot (and, per the compute mode, the output \
+              LocalEnvironment and ExceptionList) and, when it returns TRUE, the result goes to `out`. PROPAGATE \
+              sends messages to `out1`…`out4` or a Label.",
+    inputs: &[IN],
+    outputs: &[
+        FAILURE,
+        OUT,
+        TerminalSpec {
+            name: "out1",
+            doc: "PROPAGATE TO TERMINAL 'out1'.",
+        },
+        TerminalSpec {
+            name: "out2",
+            doc: "PROPAGATE TO TERMINAL 'out2'.",
+        },
+        TerminalSpec {
+            name: "out3",
+            doc: "PROPAGATE TO TERMINAL 'out3'.",
+        },
+        TerminalSpec {
+            name: "out4",
+            doc: "PROPAGATE TO TERMINAL 'out4'.",
+        },
+    ],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "module",
+            kind: PropKind::String,
+            default: None,
+            required: true,
+            doc: "The COMPUTE MODULE to run, `Name` or `schema.Name`, from the project's `esql/*.esql` files.",
+        },
+        PropSpec {
+            name: "compute_mode",
+            kind: PropKind::Enum(MODES),
+            default: Some("message"),
+            required: false,
+            doc: "Which output trees the module builds and propagates; the others pass through from the input.",
+        },
+        PropSpec {
+            name: "user_properties",
+            kind: PropKind::StringMap,
+            default: None,
+            required: false,
+            doc: "Values of the module's `DECLARE … EXTERNAL` variables.",
+        },
+        PropSpec {
+            name: "datasource",
+            kind: PropKind::String,
+            default: None,
+            required: false,
+            doc: "An SQLite database file (relative to the project) or `:memory:` for the Database correlation name.",
+        },
+    ],
+    build: build_compute,
+};
+
+/// The run options every ESQL node builds from `user_properties` and `datasource`.
+pub(super) fn run_options(
+    c: &NodeConfig,
+    b: &BuildContext,
+    module: &Module,
+) -> Result<RunOptions, ConfigError> {
+    let externals = module.externals();
+    let mut values = Vec::new();
+    for (k, v) in c.map("user_properties") {
+        if !externals.iter().any(|e| e == k) {
+            return Err(ConfigError::property(
+                "user_properties",
+                format!(
+                    "module `{}` declares no EXTERNAL variable `{k}`",
+                    module.name()
+                ),
+            )
+            .with_hint(if externals.is_empty() {
+                "declare it in the module: DECLARE name EXTERNAL CHARACTER 'default';".to_string()
+            } else {
+                format!("its EXTERNAL variables: {}", externals.join(", "))
+            }));
+        }
+        values.push((k.clone(), ScalarValue::from_text(v)));
+    }
+    Ok(RunOptions {
+        mode: ComputeMode::default(),
+        externals: values,
+        database: super::program::database(b, c.opt_str("datasource"))?,
+    })
+}
+
+fn build_compute(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+    let module = super::program::module(b, c.str("module"), ModuleKind::Compute)?;
+    let mut options = run_options(c, b, &module)?;
+    options.mode = ComputeMode::parse(c.str("compute_mode"))
+        .ok_or_else(|| ConfigError::property("compute_mode", "unknown compute mode"))?;
+    Ok(NodeImpl::Process(Arc::new(Compute { module, options })))
+}
+
+struct Compute {
+    module: Module,
+    options: RunOptions,
+}
+
+impl Node for Compute {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let mut env = std::mem::replace(&mut ctx.inv.environment, Tree::new("Environment"));
+        let outcome = {
+            let mut host = CtxHost {
+                ctx,
+                outputs: COMPUTE.outputs,
+            };
+            self.module.run(msg, &mut env, &mut host, &self.options)
+        };
+        ctx.inv.environment = env;
+        let outcome = outcome?;
+        if outcome.result == Some(true)
+            && let Some(mut out) = outcome.output
+        {
+            ctx.propagate(Terminal(1), &mut out)?;
+        }
+        Ok(())
+    }
+}

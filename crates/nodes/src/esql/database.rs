@@ -1,0 +1,88 @@
+//! Database: runs an ESQL DATABASE MODULE against the node's database; TRUE sends the message
+//! on unchanged.
+
+use std::sync::Arc;
+
+use sluice_esql::runtime::{Module, ModuleKind, RunOptions};
+use sluice_node_api::{
+    ConfigError, Ctx, Message, Node, NodeConfig, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec,
+    Terminal, Tree,
+};
+
+use super::host::CtxHost;
+use crate::terminals::{FAILURE, IN, OUT};
+
+pub static DATABASE: NodeSpec = NodeSpec {
+    type_name: "Database",
+    summary: "Runs an ESQL DATABASE MODULE (INSERT, UPDATE, DELETE FROM, SELECT and PASSTHRU on `Database.…`); \
+              when Main returns TRUE the message goes to `out` unchanged.",
+    inputs: &[IN],
+    outputs: &[FAILURE, OUT],
+    dynamic_outputs: false,
+    properties: &[
+        PropSpec {
+            name: "module",
+            kind: PropKind::String,
+            default: None,
+            required: true,
+            doc: "The DATABASE MODULE to run, `Name` or `schema.Name`.",
+        },
+        PropSpec {
+            name: "datasource",
+            kind: PropKind::String,
+            default: None,
+            required: true,
+            doc: "An SQLite database file (relative to the project) or `:memory:`.",
+        },
+        PropSpec {
+            name: "user_properties",
+            kind: PropKind::StringMap,
+            default: None,
+            required: false,
+            doc: "Values of the module's `DECLARE … EXTERNAL` variables.",
+        },
+    ],
+    build: |c: &NodeConfig, b| {
+        let module = super::program::module(b, c.str("module"), ModuleKind::Database)?;
+        let options = super::compute::run_options(c, b, &module)?;
+        if options.database.is_none() {
+            return Err(ConfigError::property(
+                "datasource",
+                "a Database node needs a datasource",
+            ));
+        }
+        Ok(NodeImpl::Process(Arc::new(Database { module, options })))
+    },
+};
+
+struct Database {
+    module: Module,
+    options: RunOptions,
+}
+
+impl Node for Database {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let r = run_condition(&self.module, &self.options, ctx, msg, DATABASE.outputs)?;
+        if r == Some(true) {
+            ctx.propagate(Terminal(1), msg)?;
+        }
+        Ok(())
+    }
+}
+
+/// Run a module whose Main returns a BOOLEAN over the message itself.
+pub(super) fn run_condition(
+    module: &Module,
+    options: &RunOptions,
+    ctx: &mut Ctx<'_>,
+    msg: &mut Message,
+    outputs: &'static [sluice_node_api::TerminalSpec],
+) -> Result<Option<bool>, NodeError> {
+    let mut env = std::mem::replace(&mut ctx.inv.environment, Tree::new("Environment"));
+    let outcome = {
+        let mut host = CtxHost { ctx, outputs };
+        module.run(msg, &mut env, &mut host, options)
+    };
+    ctx.inv.environment = env;
+    Ok(outcome?.result)
+}

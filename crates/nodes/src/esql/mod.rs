@@ -1,0 +1,27 @@
+//! ESQL nodes: Compute (builds a new message), Filter (ESQL or XPath condition) and Database
+//! (ESQL with a database). Every `*.esql` file under the project's `esql/` folder is compiled
+//! once per project and shared by the nodes that name its modules.
+
+// `NodeError` is the node API's error type, returned by value across the whole workspace.
+#![allow(clippy::result_large_err)]
+
+mod compute;
+mod database;
+mod filter;
+mod host;
+mod program;
+
+pub use compute::COMPUTE;
+pub use database::DATABASE;
+pub use filter::FILTER;
+
+use sluice_node_api::NodeSpec;
+
+pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
+    for s in [&COMPUTE, &FILTER, &DATABASE] {
+        r(s);
+    }
+}
+
+#[cfg(test)]
+mod tests;

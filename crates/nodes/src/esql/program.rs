@@ -1,0 +1,124 @@
+//! The compiled ESQL of a project, cached by project folder and recompiled when a file
+//! changes.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use sluice_esql::runtime::{Connection, Module, ModuleKind, Program};
+use sluice_node_api::{BuildContext, ConfigError};
+
+type Sources = Vec<(String, String)>;
+/// Compiled programs by `esql/` folder, with the sources they were compiled from.
+type Cache = Mutex<HashMap<PathBuf, (Sources, Arc<Program>)>>;
+
+fn cache() -> &'static Cache {
+    static C: OnceLock<Cache> = OnceLock::new();
+    C.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("esql"))
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// The project's program, compiled at most once for the same sources.
+pub fn program(project_dir: &Path) -> Result<Arc<Program>, ConfigError> {
+    let dir = project_dir.join("esql");
+    let mut paths = Vec::new();
+    collect(&dir, &mut paths);
+    let mut sources = Vec::with_capacity(paths.len());
+    for p in &paths {
+        let bytes = std::fs::read(p).map_err(|e| {
+            ConfigError::property("module", format!("cannot read {}: {e}", p.display()))
+        })?;
+        sources.push((
+            p.display().to_string(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ));
+    }
+    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((s, p)) = c.get(&dir)
+        && *s == sources
+    {
+        return Ok(p.clone());
+    }
+    let program = Program::compile(&sources).map_err(|errors| {
+        ConfigError::property(
+            "module",
+            format!(
+                "the project's ESQL does not compile:\n{}",
+                errors
+                    .iter()
+                    .map(|e| e.render())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+        )
+        .with_hint("run `sluice esql check <project>/esql` to see every problem")
+    })?;
+    let program = Arc::new(program);
+    c.insert(dir, (sources, program.clone()));
+    Ok(program)
+}
+
+/// The module named by the node's `module` property, of the kind the node runs.
+pub fn module(b: &BuildContext, name: &str, kind: ModuleKind) -> Result<Module, ConfigError> {
+    let program = program(b.project_dir)?;
+    let m = program.module(name).ok_or_else(|| {
+        let known = program.module_names();
+        ConfigError::property(
+            "module",
+            format!(
+                "no ESQL module `{name}` in {}",
+                b.project_dir.join("esql").display()
+            ),
+        )
+        .with_hint(if known.is_empty() {
+            "add a .esql file with CREATE COMPUTE MODULE … under esql/".to_string()
+        } else {
+            format!("modules found: {}", known.join(", "))
+        })
+    })?;
+    if m.kind() != kind {
+        return Err(ConfigError::property(
+            "module",
+            format!(
+                "module `{name}` is a {:?} module; this node needs a {kind:?} module",
+                m.kind()
+            ),
+        ));
+    }
+    Ok(m)
+}
+
+/// A node's database: `datasource` is a file (relative to the project) or `:memory:`.
+pub fn database(
+    b: &BuildContext,
+    datasource: Option<&str>,
+) -> Result<Option<Arc<parking_lot::Mutex<Connection>>>, ConfigError> {
+    let Some(ds) = datasource.filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let path = if ds == ":memory:" {
+        ds.to_string()
+    } else {
+        b.project_dir.join(ds).display().to_string()
+    };
+    sluice_esql::runtime::open_database(&path)
+        .map(Some)
+        .map_err(|e| ConfigError::property("datasource", e))
+}

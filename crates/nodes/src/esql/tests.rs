@@ -1,0 +1,215 @@
+//! ESQL nodes in real flows: Compute output and PROPAGATE, Filter modules, errors on the
+//! failure terminal, and the Database node.
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use sluice_flow::{Flow, Registry, load_flow};
+use sluice_node_api::{
+    Ctx, InputNode, InstanceRunner, Invocation, Message, Node, NodeError, NodeImpl, NodeSpec,
+    PropKind, PropSpec, Terminal, TerminalSpec,
+};
+use sluice_parsers::xmlnsc;
+
+static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn log(s: String) {
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+}
+
+struct Source {
+    body: String,
+}
+
+impl InputNode for Source {
+    fn run_instance(&self, runner: &mut dyn InstanceRunner) {
+        let mut inv = Invocation::new();
+        let mut msg = Message::new();
+        let r = msg.root.root();
+        xmlnsc::attach(
+            &mut msg.root,
+            r,
+            Bytes::from(self.body.clone()),
+            Arc::new(xmlnsc::XmlnscParser::default()),
+        );
+        if let Err(e) = runner.invoke(&mut inv, Terminal(0), &mut msg) {
+            log(format!("error: {}", e.exception.describe()));
+        }
+    }
+}
+
+/// Records the body it receives as XML, and the ExceptionList's text when there is one.
+struct Capture {
+    name: String,
+}
+
+impl Node for Capture {
+    fn evaluate(&self, _: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let mut out = Vec::new();
+        if let Some(b) = msg.body()? {
+            xmlnsc::serialize_to(&mut msg.root, b, &mut out)?;
+        }
+        let el = &mut msg.exception_list;
+        let r = el.root();
+        el.expand_all(r)?;
+        let exc = if el.peek_first_child(r).is_some() {
+            format!(" exception: {el:?}")
+        } else {
+            String::new()
+        };
+        log(format!(
+            "{}: {}{exc}",
+            self.name,
+            String::from_utf8_lossy(&out)
+        ));
+        Ok(())
+    }
+}
+
+const IN: TerminalSpec = TerminalSpec {
+    name: "in",
+    doc: "",
+};
+const OUT: TerminalSpec = TerminalSpec {
+    name: "out",
+    doc: "",
+};
+
+static SOURCE: NodeSpec = NodeSpec {
+    type_name: "Source",
+    summary: "",
+    inputs: &[],
+    outputs: &[OUT],
+    dynamic_outputs: false,
+    properties: &[PropSpec {
+        name: "body",
+        kind: PropKind::String,
+        default: None,
+        required: true,
+        doc: "",
+    }],
+    build: |c, _| {
+        Ok(NodeImpl::Input(Arc::new(Source {
+            body: c.str("body").to_string(),
+        })))
+    },
+};
+
+static CAPTURE: NodeSpec = NodeSpec {
+    type_name: "Capture",
+    summary: "",
+    inputs: &[IN],
+    outputs: &[],
+    dynamic_outputs: false,
+    properties: &[],
+    build: |_, b| {
+        Ok(NodeImpl::Process(Arc::new(Capture {
+            name: b.label.to_string(),
+        })))
+    },
+};
+
+/// Run `flow` once in a project whose `esql/main.esql` is `esql`; return the log.
+fn run(esql: &str, flow: &str) -> Vec<String> {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!(
+        "sluice-esql-nodes-{}-{}",
+        std::process::id(),
+        LOG_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(dir.join("esql")).expect("project dir");
+    std::fs::write(dir.join("esql/main.esql"), esql).expect("write esql");
+    let mut r = Registry::new();
+    r.register(&SOURCE);
+    r.register(&CAPTURE);
+    super::register(&mut |s| r.register(s));
+    let def = load_flow("t.yaml", flow, &r).unwrap_or_else(|e| panic!("{}", e[0]));
+    let f = Arc::new(Flow::build(&def, &dir, &()).unwrap_or_else(|e| panic!("{}", e[0])));
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    f.start().stop();
+    let _ = std::fs::remove_dir_all(&dir);
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+static LOG_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[test]
+fn compute_builds_output_and_propagates_to_numbered_terminals() {
+    let esql = "CREATE COMPUTE MODULE Split\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  FOR i AS InputRoot.XMLNSC.L.I[] DO\n   SET OutputRoot.XMLNSC.One.V = i;\n   PROPAGATE TO TERMINAL 'out1';\n  END FOR;\n  SET OutputRoot.XMLNSC.Done.N = CARDINALITY(InputRoot.XMLNSC.L.I[]);\n  RETURN TRUE;\n END;\nEND MODULE;\n";
+    let log = run(
+        esql,
+        "nodes:\n  s: { type: Source, body: '<L><I>a</I><I>b</I></L>', wires: { out: [c] } }\n  c: { type: Compute, module: Split, wires: { out: [done], out1: [each] } }\n  each: { type: Capture }\n  done: { type: Capture }\n",
+    );
+    assert_eq!(
+        log,
+        [
+            "each: <One><V>a</V></One>",
+            "each: <One><V>b</V></One>",
+            "done: <Done><N>2</N></Done>"
+        ]
+    );
+}
+
+#[test]
+fn filter_module_routes_on_main_result() {
+    let esql = "CREATE FILTER MODULE Big\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  RETURN CAST(Body.O.Q AS INTEGER) > 2;\n END;\nEND MODULE;\n";
+    let flow = |q: &str| {
+        format!(
+            "nodes:\n  s: {{ type: Source, body: '<O><Q>{q}</Q></O>', wires: {{ out: [f] }} }}\n  f: {{ type: Filter, module: Big, wires: {{ 'true': [yes], 'false': [no], unknown: [unk] }} }}\n  yes: {{ type: Capture }}\n  no: {{ type: Capture }}\n  unk: {{ type: Capture }}\n"
+        )
+    };
+    assert_eq!(run(esql, &flow("5")), ["yes: <O><Q>5</Q></O>"]);
+    assert_eq!(run(esql, &flow("1")), ["no: <O><Q>1</Q></O>"]);
+}
+
+#[test]
+fn compute_error_goes_to_failure_with_file_and_line() {
+    let esql = "CREATE COMPUTE MODULE Bad\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  SET OutputRoot.XMLNSC.X = CAST(InputRoot.XMLNSC.O AS INTEGER);\n  RETURN TRUE;\n END;\nEND MODULE;\n";
+    let log = run(
+        esql,
+        "nodes:\n  s: { type: Source, body: '<O>nope</O>', wires: { out: [c] } }\n  c: { type: Compute, module: Bad, wires: { out: [ok], failure: [fail] } }\n  ok: { type: Capture }\n  fail: { type: Capture }\n",
+    );
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(
+        log[0].starts_with("fail: <O>nope</O> exception:"),
+        "{}",
+        log[0]
+    );
+    assert!(log[0].contains("main.esql"), "{}", log[0]);
+    assert!(
+        log[0].contains("Line (0x03000000) = Integer(4)"),
+        "{}",
+        log[0]
+    );
+}
+
+#[test]
+fn database_node_writes_rows_and_compute_reads_them() {
+    let esql = "CREATE DATABASE MODULE Store\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  PASSTHRU('CREATE TABLE IF NOT EXISTS t(v TEXT)');\n  INSERT INTO Database.t(v) VALUES(Body.O.V);\n  RETURN TRUE;\n END;\nEND MODULE;\n";
+    let log = run(
+        esql,
+        "nodes:\n  s: { type: Source, body: '<O><V>x</V></O>', wires: { out: [d] } }\n  d: { type: Database, module: Store, datasource: ':memory:', wires: { out: [ok] } }\n  ok: { type: Capture }\n",
+    );
+    assert_eq!(log, ["ok: <O><V>x</V></O>"]);
+}
+
+#[test]
+fn unknown_module_is_a_build_error() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir =
+        std::env::temp_dir().join(format!("sluice-esql-nodes-missing-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("esql")).expect("dir");
+    std::fs::write(dir.join("esql/a.esql"), "CREATE COMPUTE MODULE A\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  RETURN TRUE;\n END;\nEND MODULE;\n").expect("write");
+    let mut r = Registry::new();
+    r.register(&SOURCE);
+    super::register(&mut |s| r.register(s));
+    let def = load_flow("t.yaml", "nodes:\n  s: { type: Source, body: '<a/>', wires: { out: [c] } }\n  c: { type: Compute, module: Nope }\n", &r)
+        .unwrap_or_else(|e| panic!("{}", e[0]));
+    let err = Flow::build(&def, &dir, &())
+        .err()
+        .map(|e| e[0].to_string())
+        .unwrap_or_default();
+    assert!(err.contains("no ESQL module `Nope`"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
