@@ -1,0 +1,233 @@
+//! Queue manager throughput figures (not a test): the disk's own fdatasync rate, in-process
+//! 2 KB non-persistent put+get, persistent 2 KB puts with N threads (group commit), and
+//! request/reply round trips over the client protocol.
+//!
+//! `cargo run -p sluice-qm --release --example qm_bench -- [SECONDS] [DATA_DIR] [np|persistent|rr]`
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use sluice_qm::net::{AuthConfig, Client, Credentials, Server};
+use sluice_qm::*;
+
+/// User+system CPU seconds of this process, from /proc/self/stat (clock ticks of 10 ms).
+fn cpu_secs() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (t(11) + t(12)) / 100.0
+}
+
+fn fdatasync_rate(dir: &Path, secs: f64, overwrite: bool) -> f64 {
+    let path = dir.join("fsync-probe");
+    let mut f = std::fs::File::create(&path).expect("create probe");
+    let block = vec![0x5au8; 4096];
+    if overwrite {
+        for _ in 0..4096 {
+            f.write_all(&block).expect("prefill");
+        }
+        f.sync_all().expect("sync");
+        use std::io::Seek;
+        f.seek(std::io::SeekFrom::Start(0)).expect("seek");
+    }
+    let t = Instant::now();
+    let mut n = 0u64;
+    while t.elapsed().as_secs_f64() < secs && n < 4096 {
+        f.write_all(&block).expect("write");
+        f.sync_data().expect("fdatasync");
+        n += 1;
+    }
+    let r = n as f64 / t.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&path);
+    r
+}
+
+fn run_threads(
+    threads: usize,
+    secs: f64,
+    f: impl Fn(usize, &AtomicBool) -> u64 + Send + Sync + 'static,
+) -> (f64, f64, u64) {
+    let f = Arc::new(f);
+    let stop = Arc::new(AtomicBool::new(false));
+    let cpu0 = cpu_secs();
+    let t = Instant::now();
+    let hs: Vec<_> = (0..threads)
+        .map(|i| {
+            let (f, stop) = (f.clone(), stop.clone());
+            std::thread::spawn(move || f(i, &stop))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    stop.store(true, Ordering::Relaxed);
+    let n: u64 = hs.into_iter().map(|h| h.join().unwrap_or(0)).sum();
+    let el = t.elapsed().as_secs_f64();
+    (
+        n as f64 / el,
+        (cpu_secs() - cpu0) / n.max(1) as f64 * 1e6,
+        n,
+    )
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let secs: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    let base: PathBuf = args
+        .get(2)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("sluice-qm-bench"));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("data dir");
+    let body = bytes::Bytes::from(vec![b'x'; 2048]);
+
+    println!(
+        "disk fdatasync, 1 writer, 4 KB appends:   {:>9.0}/s",
+        fdatasync_rate(&base, secs.min(2.0), false)
+    );
+    println!(
+        "disk fdatasync, 1 writer, 4 KB overwrites: {:>9.0}/s",
+        fdatasync_rate(&base, secs.min(2.0), true)
+    );
+
+    // Optional third argument: which part to run (np, persistent, rr; default all).
+    let part = args.get(3).cloned().unwrap_or_default();
+    let run = |p: &str| part.is_empty() || part == p;
+    let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
+    for threads in [1, 2, 4].into_iter().filter(|_| run("np")) {
+        let q = format!("NP{threads}");
+        qm.define(QueueDef {
+            max_depth: 1_000_000,
+            ..QueueDef::local(&q)
+        })
+        .expect("define");
+        let (qm2, b) = (qm.clone(), body.clone());
+        let (rate, cpu, _) = run_threads(threads, secs, move |_, stop| {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                qm2.put(&q, Message::new(b.clone()), &PutOptions::default())
+                    .expect("put");
+                qm2.get(&q, &GetOptions::new()).expect("get");
+                n += 1;
+            }
+            n
+        });
+        println!(
+            "in-process non-persistent 2 KB put+get, {threads} threads: {rate:>9.0}/s  ({cpu:.2} us CPU each)"
+        );
+    }
+
+    let qm = QueueManager::open(&base.join("qm"), QmConfig::default()).expect("open");
+    qm.define(QueueDef {
+        max_depth: 100_000_000,
+        ..QueueDef::local("P")
+    })
+    .expect("define");
+    for threads in [1, 8, 64].into_iter().filter(|_| run("persistent")) {
+        let s0 = qm.log_stats().expect("stats");
+        let (qm2, b) = (qm.clone(), body.clone());
+        let (rate, cpu, n) = run_threads(threads, secs, move |_, stop| {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let mut m = Message::new(b.clone());
+                m.md.persistence = Persistence::Persistent;
+                qm2.put("P", m, &PutOptions::default()).expect("put");
+                n += 1;
+            }
+            n
+        });
+        let s1 = qm.log_stats().expect("stats");
+        let syncs = s1.syncs - s0.syncs;
+        println!(
+            "persistent 2 KB put, {threads:>2} threads: {rate:>9.0}/s  {syncs} syncs, {:.1} msgs/sync, {cpu:.1} us CPU each",
+            n as f64 / syncs.max(1) as f64
+        );
+    }
+    println!(
+        "disk fdatasync after the run, 4 KB appends: {:>9.0}/s",
+        fdatasync_rate(&base, secs.min(2.0), false)
+    );
+
+    // Request/reply over the client protocol (seeds/001 RR-BB shape, 2 KB, non-persistent and persistent).
+    let rqm = QueueManager::open(&base.join("rr"), QmConfig::default()).expect("open");
+    rqm.define(QueueDef {
+        max_depth: 1_000_000,
+        ..QueueDef::local("REQ")
+    })
+    .expect("define");
+    rqm.define(QueueDef {
+        max_depth: 1_000_000,
+        ..QueueDef::local("REPLY")
+    })
+    .expect("define");
+    let server = Server::bind("127.0.0.1:0", rqm.clone(), AuthConfig::anonymous()).expect("bind");
+    let addr = server.local_addr().to_string();
+    for persistent in [false, true].into_iter().filter(|_| run("rr")) {
+        for requesters in [1usize, 8] {
+            let stop = Arc::new(AtomicBool::new(false));
+            let responders: Vec<_> = (0..requesters.min(4))
+                .map(|_| {
+                    let (addr, stop) = (addr.clone(), stop.clone());
+                    std::thread::spawn(move || {
+                        let mut c =
+                            Client::connect(&addr, Credentials::default()).expect("connect");
+                        let wait = GetOptions::new().wait(Duration::from_millis(100));
+                        let mut next = None;
+                        while !stop.load(Ordering::Relaxed) {
+                            let req = match next.take() {
+                                Some(r) => r,
+                                None => match c.get("REQ", &wait) {
+                                    Ok(Some(r)) => r,
+                                    _ => continue,
+                                },
+                            };
+                            let mut r = Message::new(req.body.clone());
+                            r.md.correl_id = req.md.msg_id;
+                            r.md.persistence = req.md.persistence;
+                            // Reply and wait for the next request in one round trip.
+                            let (_, g) =
+                                c.put_then_get("REPLY", &r, &PutOptions::default(), "REQ", &wait);
+                            next = g.ok().flatten();
+                        }
+                    })
+                })
+                .collect();
+            let (a, b) = (addr.clone(), body.clone());
+            let (rate, cpu, _) = run_threads(requesters, secs, move |_, stop| {
+                let mut c = Client::connect(&a, Credentials::default()).expect("connect");
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let mut m = Message::new(b.clone());
+                    m.md.persistence = if persistent {
+                        Persistence::Persistent
+                    } else {
+                        Persistence::NotPersistent
+                    };
+                    let r = c.request("REQ", &m, "REPLY", Duration::from_secs(30));
+                    if matches!(r, Ok(Some(_))) {
+                        n += 1;
+                    }
+                }
+                n
+            });
+            stop.store(true, Ordering::Relaxed);
+            for r in responders {
+                let _ = r.join();
+            }
+            println!(
+                "client protocol request/reply 2 KB {}, {requesters} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip, all processes in this one)",
+                if persistent {
+                    "persistent"
+                } else {
+                    "non-persistent"
+                }
+            );
+        }
+    }
+    drop(server);
+    qm.shutdown();
+    rqm.shutdown();
+    let _ = std::fs::remove_dir_all(&base);
+}

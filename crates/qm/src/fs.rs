@@ -1,0 +1,271 @@
+//! The `Filesystem` seam: every byte the queue manager stores goes through this trait, so
+//! tests can inject torn writes, failed fsyncs and a full disk ([`FaultFs`]).
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+/// A file opened for writing by the log.
+pub trait LogFile: Send {
+    /// Write all of `buf` at the current position.
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()>;
+    /// Move the write position.
+    fn seek(&mut self, pos: u64) -> io::Result<()>;
+    /// Change the file length (preallocation).
+    fn set_len(&mut self, len: u64) -> io::Result<()>;
+    /// fdatasync.
+    fn sync_data(&mut self) -> io::Result<()>;
+}
+
+/// The file operations the queue manager needs.
+pub trait Filesystem: Send + Sync + 'static {
+    /// mkdir -p.
+    fn create_dir_all(&self, p: &Path) -> io::Result<()>;
+    /// Names of the entries of a directory.
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
+    /// Open for writing, creating when missing; never truncates.
+    fn open_write(&self, p: &Path) -> io::Result<Box<dyn LogFile>>;
+    /// Whole content of a file.
+    fn read(&self, p: &Path) -> io::Result<Vec<u8>>;
+    /// Atomic rename.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Delete a file.
+    fn remove(&self, p: &Path) -> io::Result<()>;
+    /// fsync a directory so creations, renames and deletions in it are durable.
+    fn sync_dir(&self, p: &Path) -> io::Result<()>;
+    /// Does the path exist?
+    fn exists(&self, p: &Path) -> bool;
+}
+
+/// Write `data` to `path` atomically: temp file, fdatasync, rename, fsync of the directory.
+pub fn write_atomic(fs: &dyn Filesystem, path: &Path, data: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    if fs.exists(&tmp) {
+        fs.remove(&tmp)?;
+    }
+    {
+        let mut f = fs.open_write(&tmp)?;
+        f.set_len(0)?;
+        f.write_all(data)?;
+        f.sync_data()?;
+    }
+    fs.rename(&tmp, path)?;
+    fs.sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// The real filesystem.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StdFs;
+
+struct StdFile(File);
+
+impl LogFile for StdFile {
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn seek(&mut self, pos: u64) -> io::Result<()> {
+        self.0.seek(SeekFrom::Start(pos)).map(|_| ())
+    }
+    fn set_len(&mut self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
+    }
+    fn sync_data(&mut self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+}
+
+impl Filesystem for StdFs {
+    fn create_dir_all(&self, p: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(p)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir(dir)? {
+            v.push(e?.file_name().to_string_lossy().into_owned());
+        }
+        Ok(v)
+    }
+    fn open_write(&self, p: &Path) -> io::Result<Box<dyn LogFile>> {
+        let f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(p)?;
+        Ok(Box::new(StdFile(f)))
+    }
+    fn read(&self, p: &Path) -> io::Result<Vec<u8>> {
+        let mut v = Vec::new();
+        File::open(p)?.read_to_end(&mut v)?;
+        Ok(v)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+    fn remove(&self, p: &Path) -> io::Result<()> {
+        std::fs::remove_file(p)
+    }
+    fn sync_dir(&self, p: &Path) -> io::Result<()> {
+        File::open(p)?.sync_all()
+    }
+    fn exists(&self, p: &Path) -> bool {
+        p.exists()
+    }
+}
+
+/// Faults to inject, shared between a [`FaultFs`] and the test driving it.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// Bytes that may still be written before writes fail with ENOSPC (`None` = unlimited).
+    pub space_left: Option<u64>,
+    /// Number of upcoming `sync_data` calls that fail with EIO.
+    pub fail_syncs: u32,
+    /// Record syncs (for [`FaultFs::power_cut`]) without asking the disk: for tests that
+    /// simulate power cuts and do not need real durability, so they run at memory speed.
+    pub simulated_syncs: bool,
+    /// Per file: highest offset known durable (written then synced).
+    synced: HashMap<PathBuf, u64>,
+    /// Per file: highest offset written.
+    written: HashMap<PathBuf, u64>,
+}
+
+/// A [`Filesystem`] over the real one that can fail writes and syncs on demand, and can
+/// simulate a power cut by cutting every file back to what was synced (plus a torn part).
+#[derive(Clone, Default)]
+pub struct FaultFs {
+    faults: Arc<Mutex<Faults>>,
+}
+
+impl FaultFs {
+    /// A fault-free wrapper; set faults through [`FaultFs::faults`].
+    pub fn new() -> FaultFs {
+        FaultFs::default()
+    }
+    /// The shared fault settings.
+    pub fn faults(&self) -> &Arc<Mutex<Faults>> {
+        &self.faults
+    }
+    /// Simulate a power cut: every file written through this filesystem loses what was
+    /// written after its last successful sync, except the first `keep(unsynced)` bytes of it
+    /// (a torn write). Call after the queue manager using it is dropped.
+    pub fn power_cut(&self, keep: impl Fn(u64) -> u64) -> io::Result<()> {
+        let mut f = self.faults.lock();
+        let written = std::mem::take(&mut f.written);
+        for (path, w) in written {
+            let s = f.synced.get(&path).copied().unwrap_or(0);
+            if w > s && path.exists() {
+                let cut = s + keep(w - s).min(w - s);
+                let file = OpenOptions::new().write(true).open(&path)?;
+                let len = file.metadata()?.len();
+                if cut < len {
+                    file.set_len(cut)?;
+                }
+            }
+        }
+        f.synced.clear();
+        Ok(())
+    }
+}
+
+struct FaultFile {
+    inner: StdFile,
+    path: PathBuf,
+    pos: u64,
+    faults: Arc<Mutex<Faults>>,
+}
+
+impl LogFile for FaultFile {
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        let mut f = self.faults.lock();
+        let mut n = buf.len() as u64;
+        let mut full = false;
+        if let Some(left) = f.space_left.as_mut() {
+            if n > *left {
+                n = *left;
+                full = true;
+            }
+            *left -= n;
+        }
+        self.inner.write_all(&buf[..n as usize])?;
+        self.pos += n;
+        let w = f.written.entry(self.path.clone()).or_insert(0);
+        *w = (*w).max(self.pos);
+        if full {
+            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+        }
+        Ok(())
+    }
+    fn seek(&mut self, pos: u64) -> io::Result<()> {
+        self.pos = pos;
+        self.inner.seek(pos)
+    }
+    fn set_len(&mut self, len: u64) -> io::Result<()> {
+        self.inner.set_len(len)
+    }
+    fn sync_data(&mut self) -> io::Result<()> {
+        let mut f = self.faults.lock();
+        if f.fail_syncs > 0 {
+            f.fail_syncs -= 1;
+            return Err(io::Error::from_raw_os_error(5)); // EIO
+        }
+        if !f.simulated_syncs {
+            self.inner.sync_data()?;
+        }
+        let w = f.written.get(&self.path).copied().unwrap_or(0);
+        f.synced.insert(self.path.clone(), w);
+        Ok(())
+    }
+}
+
+impl Filesystem for FaultFs {
+    fn create_dir_all(&self, p: &Path) -> io::Result<()> {
+        StdFs.create_dir_all(p)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        StdFs.list(dir)
+    }
+    fn open_write(&self, p: &Path) -> io::Result<Box<dyn LogFile>> {
+        let f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(p)?;
+        Ok(Box::new(FaultFile {
+            inner: StdFile(f),
+            path: p.to_path_buf(),
+            pos: 0,
+            faults: self.faults.clone(),
+        }))
+    }
+    fn read(&self, p: &Path) -> io::Result<Vec<u8>> {
+        StdFs.read(p)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut f = self.faults.lock();
+        if let Some(w) = f.written.remove(from) {
+            f.written.insert(to.to_path_buf(), w);
+        }
+        if let Some(s) = f.synced.remove(from) {
+            f.synced.insert(to.to_path_buf(), s);
+        }
+        StdFs.rename(from, to)
+    }
+    fn remove(&self, p: &Path) -> io::Result<()> {
+        let mut f = self.faults.lock();
+        f.written.remove(p);
+        f.synced.remove(p);
+        StdFs.remove(p)
+    }
+    fn sync_dir(&self, p: &Path) -> io::Result<()> {
+        if self.faults.lock().simulated_syncs {
+            return Ok(());
+        }
+        StdFs.sync_dir(p)
+    }
+    fn exists(&self, p: &Path) -> bool {
+        p.exists()
+    }
+}

@@ -1,0 +1,494 @@
+//! The queue manager: open/recover, queue definitions (admin), dynamic queues.
+//! Message operations are in `ops.rs`, units of work in `uow.rs`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::error::{QmError, Result};
+use crate::fs::{self, Filesystem, StdFs};
+use crate::model::{Persistence, QueueDef, QueueKind};
+use crate::queue::{Queue, Slot, now_ms};
+use crate::wal::{Op, Wal, WalConfig, WalStats};
+
+/// Queue manager settings.
+#[derive(Clone)]
+pub struct QmConfig {
+    /// Queue manager name (ReplyToQMgr default, MsgId prefix).
+    pub name: String,
+    /// Dead-letter queue name; created at open when missing. Empty = none.
+    pub dead_letter_queue: String,
+    /// Log tuning.
+    pub wal: WalConfig,
+    /// Where files go (tests inject faults here).
+    pub fs: Arc<dyn Filesystem>,
+}
+
+impl Default for QmConfig {
+    fn default() -> Self {
+        QmConfig {
+            name: "SLUICE".into(),
+            dead_letter_queue: "SYSTEM.DEAD.LETTER.QUEUE".into(),
+            wal: WalConfig::default(),
+            fs: Arc::new(StdFs),
+        }
+    }
+}
+
+impl std::fmt::Debug for QmConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QmConfig")
+            .field("name", &self.name)
+            .field("dead_letter_queue", &self.dead_letter_queue)
+            .field("wal", &self.wal)
+            .finish()
+    }
+}
+
+/// A named object: a local queue, or the definition of an alias or model queue.
+#[derive(Clone)]
+pub(crate) enum Object {
+    Local(Arc<Queue>),
+    Other(QueueDef),
+}
+
+/// The queue manager. Thread-safe; share it as `Arc<QueueManager>`.
+///
+/// Locking: the name table is a read-mostly `RwLock` (shared on the message path, exclusive
+/// only for define/delete); each queue has its own mutex; the log has its own writer thread.
+pub struct QueueManager {
+    pub(crate) cfg: QmConfig,
+    pub(crate) objects: RwLock<HashMap<String, Object>>,
+    pub(crate) wal: Option<Wal>,
+    dir: Option<PathBuf>,
+    admin: Mutex<()>,
+    pub(crate) seq: AtomicU64,
+    pub(crate) boot: u32,
+    dyn_counter: AtomicU64,
+    pub(crate) shut: AtomicBool,
+}
+
+const QUEUES_FILE: &str = "queues.json";
+
+/// Check a queue name: 1–48 characters of `A-Z a-z 0-9 . / _ %`.
+pub fn validate_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 48
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._/%".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(QmError::Invalid(format!(
+            "bad queue name '{name}' (1-48 of A-Z a-z 0-9 . / _ %)"
+        )))
+    }
+}
+
+impl QueueManager {
+    fn new(cfg: QmConfig, wal: Option<Wal>, dir: Option<PathBuf>, next_seq: u64) -> QueueManager {
+        let boot = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as u32)
+            .unwrap_or(0);
+        QueueManager {
+            cfg,
+            objects: RwLock::new(HashMap::new()),
+            wal,
+            dir,
+            admin: Mutex::new(()),
+            seq: AtomicU64::new(next_seq.max(1)),
+            boot,
+            dyn_counter: AtomicU64::new(0),
+            shut: AtomicBool::new(false),
+        }
+    }
+
+    /// A queue manager that keeps everything in memory (tests; persistent = non-persistent).
+    pub fn open_in_memory(cfg: QmConfig) -> Result<Arc<QueueManager>> {
+        let qm = QueueManager::new(cfg, None, None, 1);
+        qm.ensure_dlq()?;
+        Ok(Arc::new(qm))
+    }
+
+    /// Open (creating if needed) the queue manager stored in `dir`, recovering every committed
+    /// persistent message and every queue definition.
+    pub fn open(dir: &Path, cfg: QmConfig) -> Result<Arc<QueueManager>> {
+        let fsys = cfg.fs.clone();
+        fsys.create_dir_all(dir)
+            .map_err(|e| QmError::io(dir.display().to_string(), e))?;
+        let defs = load_defs(&*fsys, &dir.join(QUEUES_FILE))?;
+        let (wal, rec) = Wal::open(fsys, &dir.join("log"), cfg.wal.clone())?;
+        let qm = QueueManager::new(cfg, Some(wal), Some(dir.to_path_buf()), rec.next_seq);
+        {
+            let mut objs = qm.objects.write();
+            for d in defs {
+                let obj = match d.kind {
+                    QueueKind::Local => Object::Local(Arc::new(Queue::new(d.clone()))),
+                    _ => Object::Other(d.clone()),
+                };
+                objs.insert(d.name.clone(), obj);
+            }
+        }
+        let now = now_ms();
+        let mut gone = Vec::new();
+        for (seq, m) in rec.msgs {
+            let q = match qm.objects.read().get(&m.queue) {
+                Some(Object::Local(q)) => q.clone(),
+                _ => {
+                    tracing::warn!(
+                        "recovered message {seq} for undefined queue '{}' dropped",
+                        m.queue
+                    );
+                    gone.push(Op::Remove { seq });
+                    continue;
+                }
+            };
+            if m.expire_ms != 0 && m.expire_ms <= now {
+                gone.push(Op::Remove { seq });
+                continue;
+            }
+            let key = (9 - m.msg.md.priority.min(9), seq);
+            q.state.lock().insert(
+                key,
+                Slot {
+                    msg: m.msg,
+                    persistent: true,
+                    expire_ms: m.expire_ms,
+                },
+            );
+        }
+        if let (false, Some(w)) = (gone.is_empty(), &qm.wal) {
+            w.submit(gone);
+        }
+        qm.ensure_dlq()?;
+        Ok(Arc::new(qm))
+    }
+
+    fn ensure_dlq(&self) -> Result<()> {
+        let name = self.cfg.dead_letter_queue.clone();
+        if !name.is_empty() && !self.objects.read().contains_key(&name) {
+            let def = QueueDef {
+                max_depth: 999_999_999,
+                ..QueueDef::local(&name)
+            };
+            self.define(def)?;
+        }
+        Ok(())
+    }
+
+    /// The queue manager's name.
+    pub fn name(&self) -> &str {
+        &self.cfg.name
+    }
+
+    /// Name of the dead-letter queue ("" when none).
+    pub fn dead_letter_queue(&self) -> &str {
+        &self.cfg.dead_letter_queue
+    }
+
+    fn save_defs(&self, objs: &HashMap<String, Object>) -> Result<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let mut defs: Vec<QueueDef> = objs
+            .values()
+            .map(|o| match o {
+                Object::Local(q) => q.state.lock().def.clone(),
+                Object::Other(d) => d.clone(),
+            })
+            .filter(|d| !d.temporary_dynamic)
+            .collect();
+        defs.sort_by(|a, b| a.name.cmp(&b.name));
+        let json = serde_json::to_vec_pretty(&defs).map_err(|e| QmError::Invalid(e.to_string()))?;
+        let path = dir.join(QUEUES_FILE);
+        fs::write_atomic(&*self.cfg.fs, &path, &json).map_err(|e| {
+            if e.raw_os_error() == Some(28) {
+                QmError::DiskFull(format!("{}: {e}", path.display()))
+            } else {
+                QmError::io(path.display().to_string(), e)
+            }
+        })
+    }
+
+    fn check_def(&self, def: &QueueDef) -> Result<()> {
+        validate_name(&def.name)?;
+        if def.priority_check_fails() {
+            return Err(QmError::Invalid("max_depth must be at least 1".into()));
+        }
+        if let QueueKind::Alias { target } = &def.kind {
+            validate_name(target)?;
+        }
+        if !def.backout_requeue_queue.is_empty() {
+            validate_name(&def.backout_requeue_queue)?;
+        }
+        Ok(())
+    }
+
+    /// Define a queue (local, alias or model). Persisted before it returns.
+    pub fn define(&self, def: QueueDef) -> Result<()> {
+        self.check_def(&def)?;
+        let _g = self.admin.lock();
+        if self.objects.read().contains_key(&def.name) {
+            return Err(QmError::QueueExists(def.name));
+        }
+        let obj = match def.kind {
+            QueueKind::Local => Object::Local(Arc::new(Queue::new(def.clone()))),
+            _ => Object::Other(def.clone()),
+        };
+        let mut next = self.objects.read().clone();
+        next.insert(def.name.clone(), obj.clone());
+        if !def.temporary_dynamic {
+            self.save_defs(&next)?;
+        }
+        self.objects.write().insert(def.name.clone(), obj);
+        Ok(())
+    }
+
+    /// Change the attributes of an existing queue (its kind cannot change).
+    pub fn alter(&self, def: QueueDef) -> Result<()> {
+        self.check_def(&def)?;
+        let _g = self.admin.lock();
+        let obj = self.objects.read().get(&def.name).cloned();
+        match obj {
+            None => Err(QmError::UnknownQueue(def.name)),
+            Some(Object::Local(q)) => {
+                if def.kind != QueueKind::Local {
+                    return Err(QmError::Invalid(format!(
+                        "'{}' is a local queue; kind cannot change",
+                        def.name
+                    )));
+                }
+                let old = {
+                    let mut st = q.state.lock();
+                    let tmp = st.def.temporary_dynamic;
+                    std::mem::replace(
+                        &mut st.def,
+                        QueueDef {
+                            temporary_dynamic: tmp,
+                            ..def
+                        },
+                    )
+                };
+                if let Err(e) = self.save_defs(&self.objects.read()) {
+                    q.state.lock().def = old;
+                    return Err(e);
+                }
+                q.wake_all(&q.state.lock());
+                Ok(())
+            }
+            Some(Object::Other(old)) => {
+                if std::mem::discriminant(&old.kind) != std::mem::discriminant(&def.kind) {
+                    return Err(QmError::Invalid(format!(
+                        "'{}' kind cannot change",
+                        def.name
+                    )));
+                }
+                let mut next = self.objects.read().clone();
+                next.insert(def.name.clone(), Object::Other(def.clone()));
+                self.save_defs(&next)?;
+                self.objects
+                    .write()
+                    .insert(def.name.clone(), Object::Other(def));
+                Ok(())
+            }
+        }
+    }
+
+    /// Delete a queue. A local queue holding messages is refused unless `purge`.
+    pub fn delete(&self, name: &str, purge: bool) -> Result<()> {
+        let _g = self.admin.lock();
+        let obj = self
+            .objects
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| QmError::UnknownQueue(name.into()))?;
+        if let Object::Local(q) = &obj {
+            let mut st = q.state.lock();
+            if st.depth() > 0 && !purge {
+                return Err(QmError::QueueNotEmpty(name.into()));
+            }
+            let removed = st.clear();
+            let ops: Vec<Op> = removed
+                .iter()
+                .filter(|(_, s)| s.persistent)
+                .map(|(k, _)| Op::Remove { seq: k.1 })
+                .collect();
+            if let (false, Some(w)) = (ops.is_empty(), &self.wal)
+                && let Err(e) = w.commit(ops)
+            {
+                for (k, s) in removed {
+                    st.insert(k, s);
+                }
+                return Err(e);
+            }
+            st.deleted = true;
+            q.wake_all(&st);
+            drop(st);
+        }
+        let mut next = self.objects.read().clone();
+        next.remove(name);
+        self.save_defs(&next)?;
+        self.objects.write().remove(name);
+        Ok(())
+    }
+
+    /// The definition of a queue.
+    pub fn queue_def(&self, name: &str) -> Result<QueueDef> {
+        match self.objects.read().get(name) {
+            Some(Object::Local(q)) => Ok(q.state.lock().def.clone()),
+            Some(Object::Other(d)) => Ok(d.clone()),
+            None => Err(QmError::UnknownQueue(name.into())),
+        }
+    }
+
+    /// Every definition, sorted by name.
+    pub fn list(&self) -> Vec<QueueDef> {
+        let objs: Vec<Object> = self.objects.read().values().cloned().collect();
+        let mut v: Vec<QueueDef> = objs
+            .into_iter()
+            .map(|o| match o {
+                Object::Local(q) => q.state.lock().def.clone(),
+                Object::Other(d) => d,
+            })
+            .collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// Resolve a name (following an alias) to its local queue; `put` selects which
+    /// inhibit attribute of an alias applies.
+    pub(crate) fn resolve(&self, name: &str, put: bool) -> Result<Arc<Queue>> {
+        let objs = self.objects.read();
+        match objs.get(name) {
+            Some(Object::Local(q)) => Ok(q.clone()),
+            Some(Object::Other(d)) => match &d.kind {
+                QueueKind::Alias { target } => {
+                    if put && d.put_inhibited {
+                        return Err(QmError::PutInhibited(name.into()));
+                    }
+                    if !put && d.get_inhibited {
+                        return Err(QmError::GetInhibited(name.into()));
+                    }
+                    match objs.get(target) {
+                        Some(Object::Local(q)) => Ok(q.clone()),
+                        Some(_) => Err(QmError::WrongQueueType {
+                            queue: target.clone(),
+                            kind: "non-local",
+                            what: "alias target must be a local queue",
+                        }),
+                        None => Err(QmError::UnknownQueue(target.clone())),
+                    }
+                }
+                k => Err(QmError::WrongQueueType {
+                    queue: name.into(),
+                    kind: k.name(),
+                    what: "cannot hold messages",
+                }),
+            },
+            None => Err(QmError::UnknownQueue(name.into())),
+        }
+    }
+
+    /// Current depth (committed, visible messages) of a queue or an alias's target.
+    pub fn depth(&self, name: &str) -> Result<usize> {
+        Ok(self.resolve(name, false)?.state.lock().depth())
+    }
+
+    /// Remove every message from a queue; returns how many were removed.
+    pub fn clear(&self, name: &str) -> Result<usize> {
+        let q = self.resolve(name, false)?;
+        let mut st = q.state.lock();
+        let removed = st.clear();
+        let ops: Vec<Op> = removed
+            .iter()
+            .filter(|(_, s)| s.persistent)
+            .map(|(k, _)| Op::Remove { seq: k.1 })
+            .collect();
+        if let (false, Some(w)) = (ops.is_empty(), &self.wal)
+            && let Err(e) = w.commit(ops)
+        {
+            for (k, s) in removed {
+                st.insert(k, s);
+            }
+            return Err(e);
+        }
+        Ok(removed.len())
+    }
+
+    /// Create a temporary dynamic queue from a model queue; the name is `prefix` (a trailing
+    /// `*` is dropped; empty = `AMQ.`) followed by a unique hex suffix. Not kept over a restart.
+    pub fn create_dynamic(&self, model: &str, prefix: &str) -> Result<String> {
+        let m = self.queue_def(model)?;
+        if m.kind != QueueKind::Model {
+            return Err(QmError::WrongQueueType {
+                queue: model.into(),
+                kind: m.kind.name(),
+                what: "not a model queue",
+            });
+        }
+        let mut p = prefix.trim_end_matches('*').to_string();
+        if p.is_empty() {
+            p = "AMQ.".into();
+        }
+        let n = self.dyn_counter.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{p}{:08X}{:08X}", self.boot, n);
+        let def = QueueDef {
+            name: name.clone(),
+            kind: QueueKind::Local,
+            temporary_dynamic: true,
+            default_persistence: Persistence::NotPersistent,
+            ..m
+        };
+        self.define(def)?;
+        Ok(name)
+    }
+
+    /// Log counters (None for an in-memory queue manager).
+    pub fn log_stats(&self) -> Option<WalStats> {
+        self.wal.as_ref().map(|w| w.stats())
+    }
+
+    /// Stop: refuse new work, wake waiting getters, flush and stop the log writer.
+    pub fn shutdown(&self) {
+        self.shut.store(true, Ordering::SeqCst);
+        for o in self.objects.read().values() {
+            if let Object::Local(q) = o {
+                q.wake_all(&q.state.lock());
+            }
+        }
+        if let Some(w) = &self.wal {
+            w.shutdown();
+        }
+    }
+
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.shut.load(Ordering::Relaxed) {
+            Err(QmError::ShutDown)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl QueueDef {
+    fn priority_check_fails(&self) -> bool {
+        self.max_depth == 0
+    }
+}
+
+fn load_defs(fsys: &dyn Filesystem, path: &Path) -> Result<Vec<QueueDef>> {
+    if !fsys.exists(path) {
+        return Ok(Vec::new());
+    }
+    let data = fsys
+        .read(path)
+        .map_err(|e| QmError::io(path.display().to_string(), e))?;
+    serde_json::from_slice(&data).map_err(|e| QmError::Corrupt {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    })
+}

@@ -1,0 +1,457 @@
+//! Client-protocol server: one thread per connection over the synchronous queue manager API.
+
+use std::io::{self, BufReader};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use super::{
+    AuthConfig, BoxStream, F_AFTER_OK, F_BROWSE, F_NEW_MSG_ID, F_SET_ALL_CONTEXT, F_SYNCPOINT, Out,
+    STATUS_ERR, STATUS_OK, WAIT_UNLIMITED, op,
+};
+use crate::codec::{self, DecodeError, Reader};
+use crate::error::{QmError, Result};
+use crate::manager::QueueManager;
+use crate::model::{BrowseCursor, GetOptions, PutOptions, QueueDef};
+use crate::uow::UnitOfWork;
+
+/// A running server; dropping it (or [`Server::stop`]) stops accepting.
+pub struct Server {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+#[cfg(feature = "tls")]
+type TlsCfg = Option<Arc<rustls::ServerConfig>>;
+#[cfg(not(feature = "tls"))]
+#[derive(Clone, Default)]
+struct TlsCfg {
+    _none: (),
+}
+
+fn wrap(tls: &TlsCfg, tcp: TcpStream) -> io::Result<BoxStream> {
+    #[cfg(feature = "tls")]
+    if let Some(cfg) = tls {
+        return super::tls::wrap_server(cfg, tcp);
+    }
+    let _ = tls;
+    Ok(Box::new(tcp))
+}
+
+impl Server {
+    /// Bind `addr` (e.g. "127.0.0.1:7802", port 0 for any) and serve in background threads.
+    pub fn bind(addr: &str, qm: Arc<QueueManager>, auth: AuthConfig) -> io::Result<Server> {
+        Server::start(TcpListener::bind(addr)?, qm, auth)
+    }
+
+    /// Serve an already bound listener in background threads.
+    pub fn start(
+        listener: TcpListener,
+        qm: Arc<QueueManager>,
+        auth: AuthConfig,
+    ) -> io::Result<Server> {
+        Server::spawn(listener, qm, auth, TlsCfg::default())
+    }
+
+    /// Serve TLS connections (see [`super::tls::server_config`]) in background threads.
+    #[cfg(feature = "tls")]
+    pub fn start_tls(
+        listener: TcpListener,
+        qm: Arc<QueueManager>,
+        auth: AuthConfig,
+        tls: Arc<rustls::ServerConfig>,
+    ) -> io::Result<Server> {
+        Server::spawn(listener, qm, auth, Some(tls))
+    }
+
+    fn spawn(
+        listener: TcpListener,
+        qm: Arc<QueueManager>,
+        auth: AuthConfig,
+        tls: TlsCfg,
+    ) -> io::Result<Server> {
+        let addr = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let auth = Arc::new(auth);
+        let accept = std::thread::Builder::new()
+            .name("qm-net-accept".into())
+            .spawn(move || accept_loop(listener, qm, auth, s2, tls))?;
+        Ok(Server {
+            addr,
+            stop,
+            accept: Some(accept),
+        })
+    }
+
+    /// Serve on the calling thread until the listener fails.
+    pub fn serve_blocking(listener: TcpListener, qm: Arc<QueueManager>, auth: AuthConfig) {
+        accept_loop(
+            listener,
+            qm,
+            Arc::new(auth),
+            Arc::new(AtomicBool::new(false)),
+            TlsCfg::default(),
+        );
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stop accepting connections (open connections end when their clients close).
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn accept_loop(
+    listener: TcpListener,
+    qm: Arc<QueueManager>,
+    auth: Arc<AuthConfig>,
+    stop: Arc<AtomicBool>,
+    tls: TlsCfg,
+) {
+    for conn in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let stream = match conn {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("accept failed: {e}");
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        let (qm, auth, tls) = (qm.clone(), auth.clone(), tls.clone());
+        let r = std::thread::Builder::new()
+            .name("qm-net-conn".into())
+            .spawn(move || {
+                let peer = stream.peer_addr().ok();
+                let _ = stream.set_nodelay(true);
+                let mut conn = Conn::new(qm, auth);
+                conn.probe = stream.try_clone().ok();
+                let res = wrap(&tls, stream).and_then(|s| conn.serve(s));
+                if let Err(e) = res {
+                    tracing::debug!("connection {peer:?} ended: {e}");
+                }
+            });
+        if let Err(e) = r {
+            tracing::error!("cannot start connection thread: {e}");
+        }
+    }
+}
+
+/// One client connection's state (MQ's hconn): its unit of work and dynamic queues.
+struct Conn {
+    qm: Arc<QueueManager>,
+    auth: Arc<AuthConfig>,
+    authed: bool,
+    uow: Option<UnitOfWork>,
+    dynamic: Vec<String>,
+    last_failed: bool,
+    /// A handle on the raw socket to notice a client leaving during a long wait.
+    probe: Option<TcpStream>,
+}
+
+/// Longest single wait before checking that the client is still there.
+const WAIT_SLICE: Duration = Duration::from_secs(2);
+
+fn bad(e: DecodeError) -> QmError {
+    QmError::Protocol(e.to_string())
+}
+
+/// Offset of the flags byte of a GET payload (after the queue name's str16).
+fn get_flags_at(p: &[u8]) -> usize {
+    if p.len() < 2 {
+        return usize::MAX;
+    }
+    2 + u16::from_le_bytes([p[0], p[1]]) as usize
+}
+
+impl Conn {
+    fn new(qm: Arc<QueueManager>, auth: Arc<AuthConfig>) -> Conn {
+        let authed = auth.allow_anonymous && auth.users.is_empty() && auth.tokens.is_empty();
+        Conn {
+            qm,
+            auth,
+            authed,
+            uow: None,
+            dynamic: Vec::new(),
+            last_failed: false,
+            probe: None,
+        }
+    }
+
+    fn serve(&mut self, stream: BoxStream) -> io::Result<()> {
+        let mut r = BufReader::with_capacity(64 * 1024, stream);
+        let mut out = Out::default();
+        let mut head = Vec::with_capacity(4096);
+        loop {
+            // Before authentication only small frames are read, so an unauthenticated peer
+            // cannot make the server allocate a large buffer.
+            let limit = if self.authed {
+                super::MAX_FRAME
+            } else {
+                64 * 1024
+            };
+            let Some((id, code, payload)) = super::read_frame_limited(&mut r, limit)? else {
+                return Ok(());
+            };
+            head.clear();
+            let skip = code == op::GET
+                && self.last_failed
+                && payload
+                    .get(get_flags_at(&payload))
+                    .is_some_and(|f| f & F_AFTER_OK != 0);
+            let result = if !self.authed && code != op::CONNECT {
+                Err(QmError::NotAuthorized(
+                    "CONNECT with credentials first".into(),
+                ))
+            } else if skip {
+                Err(QmError::BackedOut(
+                    "get skipped: the request before it failed".into(),
+                ))
+            } else {
+                self.handle(code, payload, &mut head)
+            };
+            self.last_failed = result.is_err();
+            match result {
+                Ok(body) => out.frame(r.get_mut(), id, STATUS_OK, &head, &body)?,
+                Err(e) => {
+                    let p = super::error_payload(&e);
+                    out.frame(r.get_mut(), id, STATUS_ERR, &p, &[])?;
+                    if matches!(e, QmError::Protocol(_) | QmError::NotAuthorized(_)) {
+                        return out.flush(r.get_mut());
+                    }
+                }
+            }
+            // Pipelined requests are answered in one write when they arrive together.
+            if r.buffer().is_empty() {
+                out.flush(r.get_mut())?;
+            }
+        }
+    }
+
+    /// Run one request; small results go to `out`, a message body is returned to be
+    /// written after it without copying.
+    fn handle(&mut self, code: u8, payload: Bytes, out: &mut Vec<u8>) -> Result<Bytes> {
+        let mut r = Reader::new(payload);
+        let qm = self.qm.clone();
+        match code {
+            op::CONNECT => {
+                let (user, pass, token) = (
+                    r.str16().map_err(bad)?,
+                    r.str16().map_err(bad)?,
+                    r.str16().map_err(bad)?,
+                );
+                let version = r.u16().map_err(bad)?;
+                if version != super::VERSION {
+                    return Err(QmError::Protocol(format!(
+                        "protocol version {version} not supported"
+                    )));
+                }
+                if !self.auth.check(&user, &pass, &token) {
+                    return Err(QmError::NotAuthorized("bad user, password or token".into()));
+                }
+                self.authed = true;
+                codec::put_str16(out, qm.name());
+            }
+            op::DEFINE | op::ALTER => {
+                let json = r.bytes32().map_err(bad)?;
+                let def: QueueDef =
+                    serde_json::from_slice(&json).map_err(|e| QmError::Invalid(e.to_string()))?;
+                if code == op::DEFINE {
+                    qm.define(def)?
+                } else {
+                    qm.alter(def)?
+                }
+            }
+            op::DELETE => {
+                let name = r.str16().map_err(bad)?;
+                let purge = r.u8().map_err(bad)? != 0;
+                qm.delete(&name, purge)?;
+                self.dynamic.retain(|n| *n != name);
+            }
+            op::SHOW => {
+                let def = qm.queue_def(&r.str16().map_err(bad)?)?;
+                let j = serde_json::to_vec(&def).map_err(|e| QmError::Invalid(e.to_string()))?;
+                codec::put_bytes32(out, &j);
+            }
+            op::LIST => {
+                let j =
+                    serde_json::to_vec(&qm.list()).map_err(|e| QmError::Invalid(e.to_string()))?;
+                codec::put_bytes32(out, &j);
+            }
+            op::DEPTH => {
+                out.extend_from_slice(&(qm.depth(&r.str16().map_err(bad)?)? as u64).to_le_bytes())
+            }
+            op::CLEAR => {
+                out.extend_from_slice(&(qm.clear(&r.str16().map_err(bad)?)? as u64).to_le_bytes())
+            }
+            op::PUT => {
+                let queue = r.str16().map_err(bad)?;
+                let flags = r.u8().map_err(bad)?;
+                let msg = r.message().map_err(bad)?;
+                let opts = PutOptions {
+                    new_msg_id: flags & F_NEW_MSG_ID != 0,
+                    set_all_context: flags & F_SET_ALL_CONTEXT != 0,
+                };
+                let id = if flags & F_SYNCPOINT != 0 {
+                    self.uow
+                        .get_or_insert_with(|| qm.begin())
+                        .put(&queue, msg, &opts)?
+                } else {
+                    qm.put(&queue, msg, &opts)?
+                };
+                out.extend_from_slice(&id);
+            }
+            op::GET => return self.get(&mut r, out),
+            op::BEGIN => {
+                if self.uow.as_ref().is_some_and(|u| !u.is_empty()) {
+                    return Err(QmError::Invalid("a unit of work is already active".into()));
+                }
+                self.uow = Some(qm.begin());
+            }
+            op::COMMIT => {
+                if let Some(u) = self.uow.take() {
+                    u.commit()?;
+                }
+            }
+            op::ROLLBACK => {
+                if let Some(u) = self.uow.take() {
+                    u.rollback();
+                }
+            }
+            op::CREATE_DYNAMIC => {
+                let (model, prefix) = (r.str16().map_err(bad)?, r.str16().map_err(bad)?);
+                let name = qm.create_dynamic(&model, &prefix)?;
+                codec::put_str16(out, &name);
+                self.dynamic.push(name);
+            }
+            op::DEAD_LETTER => {
+                let dest = r.str16().map_err(bad)?;
+                let reason = r.u32().map_err(bad)?;
+                let text = r.str16().map_err(bad)?;
+                let msg = r.message().map_err(bad)?;
+                out.extend_from_slice(&qm.put_dead_letter_from(msg, &dest, reason, &text)?);
+            }
+            other => return Err(QmError::Protocol(format!("unknown operation {other}"))),
+        }
+        Ok(Bytes::new())
+    }
+
+    fn get(&mut self, r: &mut Reader, out: &mut Vec<u8>) -> Result<Bytes> {
+        let queue = r.str16().map_err(bad)?;
+        let flags = r.u8().map_err(bad)?;
+        let wait_ms = r.u32().map_err(bad)?;
+        let mask = r.u8().map_err(bad)?;
+        let mut o = GetOptions::new();
+        if mask & 1 != 0 {
+            o.msg_id = Some(r.id().map_err(bad)?);
+        }
+        if mask & 2 != 0 {
+            o.correl_id = Some(r.id().map_err(bad)?);
+        }
+        if mask & 4 != 0 {
+            o.group_id = Some(r.id().map_err(bad)?);
+        }
+        let cursor = if r.u8().map_err(bad)? != 0 {
+            Some((r.u8().map_err(bad)?, r.u64().map_err(bad)?))
+        } else {
+            None
+        };
+        o.wait = match wait_ms {
+            0 => None,
+            WAIT_UNLIMITED => Some(Duration::from_secs(365 * 86_400)),
+            ms => Some(Duration::from_millis(u64::from(ms))),
+        };
+        let qm = self.qm.clone();
+        let total = o.wait;
+        let start = Instant::now();
+        let mut c = BrowseCursor::from_wire(cursor);
+        // A long wait is cut into slices; between slices the socket is checked so that a
+        // client that went away does not keep this thread (and its unit of work) forever.
+        let msg = loop {
+            if let Some(t) = total {
+                o.wait = Some(t.saturating_sub(start.elapsed()).min(WAIT_SLICE));
+            }
+            let m = if flags & F_BROWSE != 0 {
+                qm.browse(&queue, &o, &mut c)?
+            } else if flags & F_SYNCPOINT != 0 {
+                self.uow.get_or_insert_with(|| qm.begin()).get(&queue, &o)?
+            } else {
+                qm.get(&queue, &o)?
+            };
+            match total {
+                Some(t) if m.is_none() && start.elapsed() < t => {
+                    if self.peer_closed() {
+                        return Err(QmError::ConnectionBroken(
+                            "client closed the connection while waiting".into(),
+                        ));
+                    }
+                }
+                _ => break m,
+            }
+        };
+        let cur = (flags & F_BROWSE != 0).then(|| c.to_wire()).flatten();
+        match msg {
+            None => {
+                out.push(0);
+                Ok(Bytes::new())
+            }
+            Some(m) => {
+                out.push(1);
+                let (p, s) = cur.unwrap_or((0, 0));
+                out.push(p);
+                out.extend_from_slice(&s.to_le_bytes());
+                codec::encode_head(&m, out);
+                Ok(m.body)
+            }
+        }
+    }
+}
+
+impl Conn {
+    /// True when the peer has closed its end (a zero-byte peek without blocking).
+    fn peer_closed(&self) -> bool {
+        let Some(p) = &self.probe else { return false };
+        if p.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut b = [0u8; 1];
+        let closed = matches!(p.peek(&mut b), Ok(0));
+        let _ = p.set_nonblocking(false);
+        closed
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // A connection that ends backs out its unit of work and deletes its temporary
+        // dynamic queues, as MQ does at disconnect.
+        if let Some(u) = self.uow.take() {
+            u.rollback();
+        }
+        for q in self.dynamic.drain(..) {
+            let _ = self.qm.delete(&q, true);
+        }
+    }
+}

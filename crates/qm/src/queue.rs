@@ -1,0 +1,362 @@
+//! One local queue in memory: priority-then-FIFO order, indexes by MsgId and CorrelId,
+//! expiry, depth accounting. Each queue has its own lock; nothing here is global.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::error::{QmError, Result};
+use crate::model::{GetOptions, Message, MsgId, QueueDef};
+
+/// Order key: (9 - priority, sequence) so that BTreeMap order is delivery order.
+pub(crate) type Key = (u8, u64);
+
+/// A message as held by a queue.
+#[derive(Debug, Clone)]
+pub(crate) struct Slot {
+    pub msg: Message,
+    pub persistent: bool,
+    /// Unix ms; 0 = never expires.
+    pub expire_ms: u64,
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+pub(crate) struct QueueState {
+    pub def: QueueDef,
+    msgs: BTreeMap<Key, Slot>,
+    by_correl: HashMap<MsgId, BTreeSet<Key>>,
+    by_msgid: HashMap<MsgId, BTreeSet<Key>>,
+    /// Messages with an expiry (skip the clock when zero).
+    expiring: usize,
+    /// Puts accepted but not yet visible (uncommitted, or waiting for the log).
+    pub reserved: usize,
+    pub deleted: bool,
+    /// Getters waiting with no match criteria (woken one per new message).
+    plain_waiters: usize,
+    /// Browsers and getters matching by MsgId/GroupId (woken all per new message).
+    filtered_waiters: usize,
+    /// Getters waiting for one CorrelId (the request/reply pattern): only a message with
+    /// that CorrelId wakes them, so 64 requesters on one reply queue do not all wake.
+    correl_waiters: HashMap<MsgId, (Arc<Condvar>, usize)>,
+}
+
+/// A local queue.
+pub(crate) struct Queue {
+    pub name: String,
+    pub state: Mutex<QueueState>,
+    /// Plain getters.
+    cond: Condvar,
+    /// Filtered getters and browsers.
+    cond_all: Condvar,
+}
+
+/// How a waiting caller wants to be woken.
+pub(crate) enum WaitKind {
+    Plain,
+    Filtered,
+    Correl(MsgId),
+}
+
+impl WaitKind {
+    pub fn of(o: &GetOptions, browse: bool) -> WaitKind {
+        match (
+            o.correl_id,
+            browse || o.msg_id.is_some() || o.group_id.is_some(),
+        ) {
+            (Some(c), false) => WaitKind::Correl(c),
+            (None, false) => WaitKind::Plain,
+            _ => WaitKind::Filtered,
+        }
+    }
+}
+
+impl Queue {
+    pub fn new(def: QueueDef) -> Queue {
+        Queue {
+            name: def.name.clone(),
+            state: Mutex::new(QueueState {
+                def,
+                msgs: BTreeMap::new(),
+                by_correl: HashMap::new(),
+                by_msgid: HashMap::new(),
+                expiring: 0,
+                reserved: 0,
+                deleted: false,
+                plain_waiters: 0,
+                filtered_waiters: 0,
+                correl_waiters: HashMap::new(),
+            }),
+            cond: Condvar::new(),
+            cond_all: Condvar::new(),
+        }
+    }
+
+    /// Block (releasing the lock) until woken for a new message or `deadline`.
+    pub fn wait(&self, st: &mut MutexGuard<'_, QueueState>, kind: &WaitKind, deadline: Instant) {
+        match kind {
+            WaitKind::Plain => {
+                st.plain_waiters += 1;
+                self.cond.wait_until(st, deadline);
+                st.plain_waiters -= 1;
+            }
+            WaitKind::Filtered => {
+                st.filtered_waiters += 1;
+                self.cond_all.wait_until(st, deadline);
+                st.filtered_waiters -= 1;
+            }
+            WaitKind::Correl(c) => {
+                let cv = {
+                    let e = st
+                        .correl_waiters
+                        .entry(*c)
+                        .or_insert_with(|| (Arc::new(Condvar::new()), 0));
+                    e.1 += 1;
+                    e.0.clone()
+                };
+                cv.wait_until(st, deadline);
+                if let Some(e) = st.correl_waiters.get_mut(c) {
+                    e.1 -= 1;
+                    if e.1 == 0 {
+                        st.correl_waiters.remove(c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Wake the waiters a new message with this CorrelId may satisfy (lock held).
+    fn wake_for(&self, st: &QueueState, correl: &MsgId) {
+        if st.plain_waiters > 0 {
+            self.cond.notify_one();
+        }
+        if st.filtered_waiters > 0 {
+            self.cond_all.notify_all();
+        }
+        if let Some((cv, _)) = st.correl_waiters.get(correl) {
+            cv.notify_all();
+        }
+    }
+
+    /// Wake every waiter (delete, alter, shutdown): each re-checks the queue.
+    pub fn wake_all(&self, st: &QueueState) {
+        self.cond.notify_all();
+        self.cond_all.notify_all();
+        for (cv, _) in st.correl_waiters.values() {
+            cv.notify_all();
+        }
+    }
+
+    /// Insert a message that had reserved a place, and wake getters.
+    pub fn insert_reserved(&self, key: Key, slot: Slot) {
+        let mut st = self.state.lock();
+        st.reserved = st.reserved.saturating_sub(1);
+        if !st.deleted {
+            let correl = slot.msg.md.correl_id;
+            st.insert(key, slot);
+            self.wake_for(&st, &correl);
+        }
+    }
+
+    /// Put back a message taken by a get that did not complete.
+    pub fn restore(&self, key: Key, slot: Slot) {
+        let mut st = self.state.lock();
+        if !st.deleted {
+            let correl = slot.msg.md.correl_id;
+            st.insert(key, slot);
+            self.wake_for(&st, &correl);
+        }
+    }
+
+    pub fn unreserve(&self) {
+        let mut st = self.state.lock();
+        st.reserved = st.reserved.saturating_sub(1);
+    }
+}
+
+fn ids_match(o: &GetOptions, m: &Message) -> bool {
+    o.msg_id.is_none_or(|id| m.md.msg_id == id)
+        && o.correl_id.is_none_or(|id| m.md.correl_id == id)
+        && o.group_id.is_none_or(|id| m.md.group_id == id)
+}
+
+impl QueueState {
+    pub fn depth(&self) -> usize {
+        self.msgs.len()
+    }
+
+    /// Check a put is allowed and hold a place for it.
+    pub fn reserve(&mut self, body_len: usize) -> Result<()> {
+        if self.deleted {
+            return Err(QmError::UnknownQueue(self.def.name.clone()));
+        }
+        if self.def.put_inhibited {
+            return Err(QmError::PutInhibited(self.def.name.clone()));
+        }
+        if body_len > self.def.max_msg_length {
+            return Err(QmError::MsgTooBig {
+                queue: self.def.name.clone(),
+                len: body_len,
+                max: self.def.max_msg_length,
+            });
+        }
+        if self.msgs.len() + self.reserved >= self.def.max_depth {
+            return Err(QmError::QueueFull {
+                queue: self.def.name.clone(),
+                max_depth: self.def.max_depth,
+            });
+        }
+        self.reserved += 1;
+        Ok(())
+    }
+
+    pub fn insert(&mut self, key: Key, slot: Slot) {
+        self.by_correl
+            .entry(slot.msg.md.correl_id)
+            .or_default()
+            .insert(key);
+        self.by_msgid
+            .entry(slot.msg.md.msg_id)
+            .or_default()
+            .insert(key);
+        if slot.expire_ms != 0 {
+            self.expiring += 1;
+        }
+        self.msgs.insert(key, slot);
+    }
+
+    fn remove(&mut self, key: &Key) -> Option<Slot> {
+        let slot = self.msgs.remove(key)?;
+        for (idx, id) in [
+            (&mut self.by_correl, slot.msg.md.correl_id),
+            (&mut self.by_msgid, slot.msg.md.msg_id),
+        ] {
+            if let Some(set) = idx.get_mut(&id) {
+                set.remove(key);
+                if set.is_empty() {
+                    idx.remove(&id);
+                }
+            }
+        }
+        if slot.expire_ms != 0 {
+            self.expiring -= 1;
+        }
+        Some(slot)
+    }
+
+    /// First key after `after` matching `o`, discarding expired messages into `expired`.
+    fn find(
+        &mut self,
+        o: &GetOptions,
+        after: Option<Key>,
+        expired: &mut Vec<(Key, Slot)>,
+    ) -> Option<Key> {
+        let now = if self.expiring > 0 { now_ms() } else { 0 };
+        loop {
+            let candidate = {
+                let lower = match after {
+                    Some(k) => std::ops::Bound::Excluded(k),
+                    None => std::ops::Bound::Unbounded,
+                };
+                let range = (lower, std::ops::Bound::Unbounded);
+                // Use the smaller index when matching by id, so a get by CorrelId on a deep
+                // queue does not scan it.
+                let keys: Box<dyn Iterator<Item = &Key>> = if let Some(id) = o.correl_id {
+                    match self.by_correl.get(&id) {
+                        Some(s) => Box::new(s.range(range)),
+                        None => return None,
+                    }
+                } else if let Some(id) = o.msg_id {
+                    match self.by_msgid.get(&id) {
+                        Some(s) => Box::new(s.range(range)),
+                        None => return None,
+                    }
+                } else {
+                    Box::new(self.msgs.range(range).map(|(k, _)| k))
+                };
+                let mut found = None;
+                for k in keys {
+                    let s = &self.msgs[k];
+                    if s.expire_ms != 0 && s.expire_ms <= now {
+                        found = Some((*k, true));
+                        break;
+                    }
+                    if ids_match(o, &s.msg) {
+                        found = Some((*k, false));
+                        break;
+                    }
+                }
+                found
+            };
+            match candidate {
+                None => return None,
+                Some((k, true)) => {
+                    if let Some(s) = self.remove(&k) {
+                        expired.push((k, s));
+                    }
+                }
+                Some((k, false)) => return Some(k),
+            }
+        }
+    }
+
+    /// Remove and return the next matching message (expired ones go to `expired`).
+    pub fn take(
+        &mut self,
+        o: &GetOptions,
+        expired: &mut Vec<(Key, Slot)>,
+    ) -> Result<Option<(Key, Slot)>> {
+        if self.deleted {
+            return Err(QmError::UnknownQueue(self.def.name.clone()));
+        }
+        if self.def.get_inhibited {
+            return Err(QmError::GetInhibited(self.def.name.clone()));
+        }
+        Ok(self
+            .find(o, None, expired)
+            .and_then(|k| self.remove(&k).map(|s| (k, s))))
+    }
+
+    /// Copy of the next matching message after `after` (browse).
+    pub fn peek(
+        &mut self,
+        o: &GetOptions,
+        after: Option<Key>,
+        expired: &mut Vec<(Key, Slot)>,
+    ) -> Result<Option<(Key, Message)>> {
+        if self.deleted {
+            return Err(QmError::UnknownQueue(self.def.name.clone()));
+        }
+        if self.def.get_inhibited {
+            return Err(QmError::GetInhibited(self.def.name.clone()));
+        }
+        Ok(self
+            .find(o, after, expired)
+            .map(|k| (k, self.msgs[&k].msg.clone())))
+    }
+
+    /// Remove everything; returns the removed slots.
+    pub fn clear(&mut self) -> Vec<(Key, Slot)> {
+        self.by_correl.clear();
+        self.by_msgid.clear();
+        self.expiring = 0;
+        std::mem::take(&mut self.msgs).into_iter().collect()
+    }
+}
+
+/// Remaining expiry, in tenths of a second, to report on get (MQ decrements it).
+pub(crate) fn remaining_expiry(slot: &Slot) -> i32 {
+    if slot.expire_ms == 0 {
+        return slot.msg.md.expiry;
+    }
+    let left = slot.expire_ms.saturating_sub(now_ms()) / 100;
+    left.clamp(1, i32::MAX as u64) as i32
+}

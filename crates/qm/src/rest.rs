@@ -1,0 +1,459 @@
+//! The REST messaging API, shaped like IBM MQ's (`/ibmmq/rest/v1|v2|v3/messaging/...`),
+//! transport-free: an HTTP server elsewhere calls [`handle`].
+//!
+//! * `POST …/qmgr/{qmgr}/queue/{queue}/message` puts the request body. Request headers:
+//!   `Content-Type` (text/*, application/json, application/xml → format `MQSTR`, anything
+//!   else → blank format), `ibm-mq-md-correlationId` (48 hex digits, optional `ID:` prefix,
+//!   or plain text up to 24 bytes), `ibm-mq-md-persistence` (`persistent` | `nonPersistent`),
+//!   `ibm-mq-md-expiry` (`unlimited` | milliseconds), `ibm-mq-md-replyTo` (`queue[@qmgr]`),
+//!   `ibm-mq-md-priority` (0-9). Answers 201 with `ibm-mq-md-messageId`.
+//! * `DELETE …/message` gets destructively; `GET …/message` browses the first message.
+//!   Query: `correlationId=`, `messageId=` (hex), `wait=` (ms). Answers 200 with the body and
+//!   `ibm-mq-md-messageId`, `ibm-mq-md-correlationId`, `ibm-mq-md-persistence`,
+//!   `ibm-mq-md-expiry`, `ibm-mq-md-replyTo`, `ibm-mq-md-priority`; 204 when no message.
+//! * Errors: 400 bad request, 403 put/get inhibited, 404 unknown queue manager or queue,
+//!   405 other methods, 413 message too long, 503 queue full or storage problem; the body is
+//!   IBM's JSON error shape `{"error":[{"type":"rest","msgId":…,"message":…,"reasonCode":…}]}`.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::error::QmError;
+use crate::manager::QueueManager;
+use crate::model::{
+    BrowseCursor, GetOptions, ID_NONE, Message, Persistence, PutOptions, id_from_hex, id_from_str,
+    id_to_hex,
+};
+
+/// An HTTP response for the server to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestResponse {
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers.
+    pub headers: Vec<(String, String)>,
+    /// Response body.
+    pub body: Bytes,
+}
+
+/// Longest wait a REST get may ask for.
+const MAX_WAIT: Duration = Duration::from_secs(120);
+
+fn error(status: u16, msg_id: &str, text: &str, reason: Option<u32>) -> RestResponse {
+    let mut e = serde_json::json!({"type": "rest", "msgId": msg_id, "message": text});
+    if let Some(r) = reason {
+        e["reasonCode"] = serde_json::json!(r);
+        e["type"] = serde_json::json!("mq");
+    }
+    let body = serde_json::json!({ "error": [e] }).to_string();
+    RestResponse {
+        status,
+        headers: vec![(
+            "Content-Type".into(),
+            "application/json;charset=utf-8".into(),
+        )],
+        body: Bytes::from(body),
+    }
+}
+
+fn from_qm(e: &QmError) -> RestResponse {
+    let status = match e {
+        QmError::UnknownQueue(_) => 404,
+        QmError::PutInhibited(_) | QmError::GetInhibited(_) | QmError::NotAuthorized(_) => 403,
+        QmError::MsgTooBig { .. } => 413,
+        QmError::QueueFull { .. } | QmError::DiskFull(_) | QmError::Log(_) | QmError::ShutDown => {
+            503
+        }
+        QmError::Invalid(_) | QmError::WrongQueueType { .. } | QmError::PersistentNotAllowed(_) => {
+            400
+        }
+        _ => 500,
+    };
+    error(status, "MQWB0100E", &e.to_string(), Some(e.reason_code()))
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.trim())
+}
+
+/// Parse `/ibmmq/rest/vN/messaging/qmgr/{qmgr}/queue/{queue}/message` → (qmgr, queue).
+fn parse_path(path: &str) -> Option<(String, String)> {
+    let p = path.strip_prefix("/ibmmq/rest/")?;
+    let (version, rest) = p.split_once('/')?;
+    if !matches!(version, "v1" | "v2" | "v3") {
+        return None;
+    }
+    let parts: Vec<&str> = rest.split('/').collect();
+    match parts.as_slice() {
+        ["messaging", "qmgr", qmgr, "queue", queue, "message"] => {
+            Some((percent_decode(qmgr)?, percent_decode(queue)?))
+        }
+        _ => None,
+    }
+}
+
+fn parse_id(v: &str) -> Option<[u8; 24]> {
+    id_from_hex(v).or_else(|| {
+        (!v.is_empty() && v.len() <= 24 && !v.starts_with("ID:")).then(|| id_from_str(v))
+    })
+}
+
+/// Handle one REST messaging request.
+pub fn handle(
+    qm: &QueueManager,
+    method: &str,
+    path: &str,
+    headers: &[(String, String)],
+    body: Bytes,
+) -> RestResponse {
+    let (path, query) = path.split_once('?').unwrap_or((path, ""));
+    let Some((qmgr, queue)) = parse_path(path) else {
+        return error(
+            404,
+            "MQWB0006E",
+            &format!("no REST resource at '{path}'"),
+            None,
+        );
+    };
+    if qmgr != qm.name() {
+        return error(
+            404,
+            "MQWB0009E",
+            &format!("queue manager '{qmgr}' does not exist"),
+            None,
+        );
+    }
+    match method {
+        "POST" => put(qm, &queue, headers, body),
+        "DELETE" | "GET" => get(qm, &queue, query, method == "GET"),
+        _ => {
+            let mut r = error(
+                405,
+                "MQWB0007E",
+                &format!("method {method} not allowed"),
+                None,
+            );
+            r.headers.push(("Allow".into(), "POST, DELETE, GET".into()));
+            r
+        }
+    }
+}
+
+fn put(qm: &QueueManager, queue: &str, headers: &[(String, String)], body: Bytes) -> RestResponse {
+    let mut m = Message::new(body);
+    let ct = header(headers, "content-type")
+        .unwrap_or("text/plain")
+        .to_ascii_lowercase();
+    let text = ct.starts_with("text/")
+        || ct.starts_with("application/json")
+        || ct.starts_with("application/xml");
+    m.md.format = if text {
+        "MQSTR   ".into()
+    } else {
+        "        ".into()
+    };
+    if let Some(v) = header(headers, "ibm-mq-md-correlationId") {
+        match parse_id(v) {
+            Some(id) => m.md.correl_id = id,
+            None => {
+                return error(
+                    400,
+                    "MQWB0115E",
+                    &format!("ibm-mq-md-correlationId '{v}' is not valid"),
+                    None,
+                );
+            }
+        }
+    }
+    if let Some(v) = header(headers, "ibm-mq-md-persistence") {
+        m.md.persistence = match v {
+            "persistent" => Persistence::Persistent,
+            "nonPersistent" => Persistence::NotPersistent,
+            _ => {
+                return error(
+                    400,
+                    "MQWB0115E",
+                    &format!("ibm-mq-md-persistence '{v}' is not valid"),
+                    None,
+                );
+            }
+        };
+    }
+    if let Some(v) = header(headers, "ibm-mq-md-expiry") {
+        m.md.expiry = match v {
+            "unlimited" => -1,
+            ms => match ms.parse::<u64>() {
+                Ok(ms) => ms.div_ceil(100).clamp(1, i32::MAX as u64) as i32,
+                Err(_) => {
+                    return error(
+                        400,
+                        "MQWB0115E",
+                        &format!("ibm-mq-md-expiry '{v}' is not valid"),
+                        None,
+                    );
+                }
+            },
+        };
+    }
+    if let Some(v) = header(headers, "ibm-mq-md-replyTo") {
+        let (q, mgr) = v.split_once('@').unwrap_or((v, ""));
+        if crate::manager::validate_name(q).is_err() {
+            return error(
+                400,
+                "MQWB0115E",
+                &format!("ibm-mq-md-replyTo '{v}' is not valid"),
+                None,
+            );
+        }
+        m.md.reply_to_q = q.into();
+        m.md.reply_to_qmgr = if mgr.is_empty() {
+            qm.name().into()
+        } else {
+            mgr.into()
+        };
+    }
+    if let Some(v) = header(headers, "ibm-mq-md-priority") {
+        match v.parse::<u8>() {
+            Ok(p) if p <= 9 => m.md.priority = p,
+            _ => {
+                return error(
+                    400,
+                    "MQWB0115E",
+                    &format!("ibm-mq-md-priority '{v}' is not valid"),
+                    None,
+                );
+            }
+        }
+    }
+    match qm.put(queue, m, &PutOptions::default()) {
+        Ok(id) => RestResponse {
+            status: 201,
+            headers: vec![("ibm-mq-md-messageId".into(), id_to_hex(&id))],
+            body: Bytes::new(),
+        },
+        Err(e) => from_qm(&e),
+    }
+}
+
+fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestResponse {
+    let mut o = GetOptions::new();
+    for kv in query.split('&').filter(|s| !s.is_empty()) {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        let v = percent_decode(v).unwrap_or_default();
+        match k {
+            "correlationId" | "messageId" => {
+                let Some(id) = parse_id(&v) else {
+                    return error(400, "MQWB0115E", &format!("{k} '{v}' is not valid"), None);
+                };
+                if k == "correlationId" {
+                    o.correl_id = Some(id)
+                } else {
+                    o.msg_id = Some(id)
+                }
+            }
+            "wait" => match v.parse::<u64>() {
+                Ok(ms) => o.wait = Some(Duration::from_millis(ms).min(MAX_WAIT)),
+                Err(_) => {
+                    return error(400, "MQWB0115E", &format!("wait '{v}' is not valid"), None);
+                }
+            },
+            _ => {
+                return error(
+                    400,
+                    "MQWB0101E",
+                    &format!("query parameter '{k}' is not valid"),
+                    None,
+                );
+            }
+        }
+    }
+    let r = if browse {
+        qm.browse(queue, &o, &mut BrowseCursor::new())
+    } else {
+        qm.get(queue, &o)
+    };
+    match r {
+        Ok(None) => RestResponse {
+            status: 204,
+            headers: Vec::new(),
+            body: Bytes::new(),
+        },
+        Ok(Some(m)) => {
+            let md = &m.md;
+            let ct = if md.format.trim_end() == "MQSTR" {
+                "text/plain;charset=utf-8"
+            } else {
+                "application/octet-stream"
+            };
+            let mut h = vec![
+                ("Content-Type".to_string(), ct.to_string()),
+                ("ibm-mq-md-messageId".into(), id_to_hex(&md.msg_id)),
+                (
+                    "ibm-mq-md-persistence".into(),
+                    if md.persistence == Persistence::Persistent {
+                        "persistent"
+                    } else {
+                        "nonPersistent"
+                    }
+                    .into(),
+                ),
+                (
+                    "ibm-mq-md-expiry".into(),
+                    if md.expiry < 0 {
+                        "unlimited".into()
+                    } else {
+                        (i64::from(md.expiry) * 100).to_string()
+                    },
+                ),
+                ("ibm-mq-md-priority".into(), md.priority.to_string()),
+            ];
+            if md.correl_id != ID_NONE {
+                h.push(("ibm-mq-md-correlationId".into(), id_to_hex(&md.correl_id)));
+            }
+            if !md.reply_to_q.is_empty() {
+                h.push((
+                    "ibm-mq-md-replyTo".into(),
+                    format!("{}@{}", md.reply_to_q, md.reply_to_qmgr),
+                ));
+            }
+            RestResponse {
+                status: 200,
+                headers: h,
+                body: m.body,
+            }
+        }
+        Err(e) => from_qm(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{QmConfig, QueueDef};
+
+    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+    const P: &str = "/ibmmq/rest/v1/messaging/qmgr/SLUICE/queue/DEV.QUEUE.1/message";
+
+    #[test]
+    fn post_then_delete_round_trips_descriptor_headers() {
+        let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
+        qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
+        let hdrs = h(&[
+            ("Content-Type", "text/plain;charset=utf-8"),
+            (
+                "ibm-mq-md-correlationId",
+                "414d5120514d31202020202020202020d2b6a85f2000d20e",
+            ),
+            ("ibm-mq-md-persistence", "persistent"),
+            ("ibm-mq-md-expiry", "60000"),
+            ("ibm-mq-md-replyTo", "REPLY.Q@QM2"),
+        ]);
+        let r = handle(&qm, "POST", P, &hdrs, Bytes::from("Hello World!"));
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        let id = r
+            .headers
+            .iter()
+            .find(|(n, _)| n == "ibm-mq-md-messageId")
+            .expect("id")
+            .1
+            .clone();
+        let r = handle(
+            &qm,
+            "DELETE",
+            &format!("{P}?messageId={id}&wait=10"),
+            &[],
+            Bytes::new(),
+        );
+        assert_eq!(r.status, 200);
+        assert_eq!(r.body, "Hello World!");
+        let get = |n: &str| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            get("ibm-mq-md-correlationId").as_deref(),
+            Some("414d5120514d31202020202020202020d2b6a85f2000d20e")
+        );
+        assert_eq!(get("ibm-mq-md-persistence").as_deref(), Some("persistent"));
+        assert_eq!(get("ibm-mq-md-replyTo").as_deref(), Some("REPLY.Q@QM2"));
+        assert_eq!(
+            get("Content-Type").as_deref(),
+            Some("text/plain;charset=utf-8")
+        );
+        let exp: i64 = get("ibm-mq-md-expiry")
+            .expect("expiry")
+            .parse()
+            .expect("number");
+        assert!(exp > 0 && exp <= 60000);
+        let r = handle(&qm, "DELETE", P, &[], Bytes::new());
+        assert_eq!(r.status, 204);
+    }
+
+    #[test]
+    fn errors_have_ibm_statuses() {
+        let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
+        let r = handle(&qm, "POST", P, &[], Bytes::from("x"));
+        assert_eq!(r.status, 404);
+        let r = handle(
+            &qm,
+            "POST",
+            "/ibmmq/rest/v1/messaging/qmgr/OTHER/queue/Q/message",
+            &[],
+            Bytes::new(),
+        );
+        assert_eq!(r.status, 404);
+        qm.define(QueueDef {
+            max_depth: 1,
+            ..QueueDef::local("DEV.QUEUE.1")
+        })
+        .expect("define");
+        assert_eq!(handle(&qm, "POST", P, &[], Bytes::from("1")).status, 201);
+        assert_eq!(handle(&qm, "POST", P, &[], Bytes::from("2")).status, 503);
+        assert_eq!(
+            handle(
+                &qm,
+                "POST",
+                P,
+                &h(&[("ibm-mq-md-persistence", "maybe")]),
+                Bytes::new()
+            )
+            .status,
+            400
+        );
+        assert_eq!(handle(&qm, "PUT", P, &[], Bytes::new()).status, 405);
+        assert_eq!(
+            handle(&qm, "DELETE", &format!("{P}?wait=abc"), &[], Bytes::new()).status,
+            400
+        );
+        assert_eq!(handle(&qm, "GET", P, &[], Bytes::new()).status, 200);
+        assert_eq!(qm.depth("DEV.QUEUE.1").expect("depth"), 1);
+    }
+}

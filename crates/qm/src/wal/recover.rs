@@ -1,0 +1,359 @@
+//! Opening the log: checkpoint load, segment replay, torn-tail handling; checkpoint writing.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+use super::format::{self, Op, Records, Stop};
+use super::writer::{Writer, entry_size, open_segment};
+use super::{LiveMsg, Recovered, Shared, WalConfig};
+use crate::codec::Reader;
+use crate::error::{QmError, Result};
+use crate::fs::Filesystem;
+
+pub(super) fn seg_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("seg-{n:016x}.wal"))
+}
+
+fn ckpt_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("ckpt-{n:016x}.ckpt"))
+}
+
+fn parse_num(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
+    let hex = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
+    u64::from_str_radix(hex, 16).ok()
+}
+
+fn corrupt(path: &Path, detail: impl Into<String>) -> QmError {
+    QmError::Corrupt {
+        path: path.display().to_string(),
+        detail: detail.into(),
+    }
+}
+
+struct State {
+    live: HashMap<u64, LiveMsg>,
+    max_seq: u64,
+}
+
+impl State {
+    fn apply(&mut self, ops: Vec<Op>) {
+        for op in ops {
+            match op {
+                Op::Put {
+                    seq,
+                    queue,
+                    expire_ms,
+                    msg,
+                } => {
+                    self.max_seq = self.max_seq.max(seq);
+                    self.live.insert(
+                        seq,
+                        LiveMsg {
+                            queue,
+                            expire_ms,
+                            msg,
+                        },
+                    );
+                }
+                Op::Remove { seq } => {
+                    self.live.remove(&seq);
+                }
+                Op::Backout { seq, count } => {
+                    if let Some(m) = self.live.get_mut(&seq) {
+                        m.msg.md.backout_count = count;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Load checkpoint `n`; returns (next_seq).
+fn load_checkpoint(fs: &dyn Filesystem, path: &Path, n: u64, st: &mut State) -> Result<u64> {
+    let data = Bytes::from(
+        fs.read(path)
+            .map_err(|e| QmError::io(path.display().to_string(), e))?,
+    );
+    let mut recs = Records::new(data, format::CKPT_SEG);
+    let head = recs
+        .next()
+        .ok_or_else(|| corrupt(path, "no header record"))?;
+    let mut r = Reader::new(head);
+    let bad = |e: crate::codec::DecodeError| corrupt(path, e.to_string());
+    if r.u8().map_err(bad)? != format::T_CKPT_HEAD {
+        return Err(corrupt(path, "first record is not a checkpoint header"));
+    }
+    let next_seg = r.u64().map_err(bad)?;
+    let next_seq = r.u64().map_err(bad)?;
+    let count = r.u64().map_err(bad)?;
+    if next_seg != n {
+        return Err(corrupt(
+            path,
+            format!("names segment {next_seg}, file says {n}"),
+        ));
+    }
+    let mut seen = 0u64;
+    for payload in recs.by_ref() {
+        match payload.first() {
+            Some(&format::T_COMMIT) => {
+                let ops = format::decode_commit(payload).map_err(bad)?;
+                seen += ops.len() as u64;
+                st.apply(ops);
+            }
+            Some(&format::T_CKPT_END) => {
+                if seen != count {
+                    return Err(corrupt(
+                        path,
+                        format!("holds {seen} messages, header says {count}"),
+                    ));
+                }
+                st.max_seq = st.max_seq.max(next_seq.saturating_sub(1));
+                return Ok(next_seq);
+            }
+            _ => return Err(corrupt(path, "unexpected record type")),
+        }
+    }
+    Err(corrupt(
+        path,
+        "checkpoint ends without its trailer (checksum or truncation)",
+    ))
+}
+
+/// Write checkpoint `seg` (covers segments below `seg`) atomically.
+pub(super) fn write_checkpoint(
+    fs: &dyn Filesystem,
+    dir: &Path,
+    seg: u64,
+    next_seq: u64,
+    msgs: &[(u64, LiveMsg)],
+) -> io::Result<()> {
+    let path = ckpt_path(dir, seg);
+    let tmp = path.with_extension("tmp");
+    let mut f = fs.open_write(&tmp)?;
+    f.set_len(0)?;
+    let mut head = vec![format::T_CKPT_HEAD];
+    head.extend_from_slice(&seg.to_le_bytes());
+    head.extend_from_slice(&next_seq.to_le_bytes());
+    head.extend_from_slice(&(msgs.len() as u64).to_le_bytes());
+    let mut write = |p: format::Parts| -> io::Result<()> {
+        f.write_all(&format::header(format::CKPT_SEG, &p))?;
+        for part in &p.parts {
+            f.write_all(part)?;
+        }
+        Ok(())
+    };
+    write(format::simple_payload(head))?;
+    for chunk in msgs.chunks(256) {
+        let ops: Vec<Op> = chunk
+            .iter()
+            .map(|(seq, m)| Op::Put {
+                seq: *seq,
+                queue: m.queue.clone(),
+                expire_ms: m.expire_ms,
+                msg: m.msg.clone(),
+            })
+            .collect();
+        write(format::commit_payload(&ops))?;
+    }
+    let mut end = vec![format::T_CKPT_END];
+    end.extend_from_slice(&(msgs.len() as u64).to_le_bytes());
+    write(format::simple_payload(end))?;
+    f.sync_data()?;
+    drop(f);
+    fs.rename(&tmp, &path)?;
+    fs.sync_dir(dir)
+}
+
+/// After checkpoint `seg` is durable: recycle or delete older segments and checkpoints.
+pub(super) fn release_before(
+    fs: &dyn Filesystem,
+    dir: &Path,
+    seg: u64,
+    free: &Mutex<Vec<PathBuf>>,
+    keep: usize,
+) {
+    let names = match fs.list(dir) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!("cannot list {}: {e}", dir.display());
+            return;
+        }
+    };
+    for name in names {
+        let path = dir.join(&name);
+        let r = if let Some(n) = parse_num(&name, "seg-", ".wal").filter(|n| *n < seg) {
+            let mut fr = free.lock();
+            if fr.len() < keep {
+                let to = dir.join(format!("free-{n:016x}.wal"));
+                let r = fs.rename(&path, &to);
+                if r.is_ok() {
+                    fr.push(to);
+                }
+                r
+            } else {
+                fs.remove(&path)
+            }
+        } else if parse_num(&name, "ckpt-", ".ckpt").is_some_and(|n| n < seg) {
+            fs.remove(&path)
+        } else {
+            Ok(())
+        };
+        if let Err(e) = r {
+            tracing::warn!("cannot release {}: {e}", path.display());
+        }
+    }
+    if let Err(e) = fs.sync_dir(dir) {
+        tracing::warn!("cannot sync {}: {e}", dir.display());
+    }
+}
+
+/// Recover the log in `dir` and build the writer positioned on a fresh segment.
+pub(super) fn open(
+    fs: Arc<dyn Filesystem>,
+    dir: &Path,
+    cfg: WalConfig,
+    shared: Arc<Shared>,
+) -> Result<(Writer, Recovered)> {
+    let ioerr = |e| QmError::io(dir.display().to_string(), e);
+    fs.create_dir_all(dir).map_err(ioerr)?;
+    let (mut segs, mut ckpts, mut free) = (Vec::new(), Vec::new(), Vec::new());
+    for name in fs.list(dir).map_err(ioerr)? {
+        if let Some(n) = parse_num(&name, "seg-", ".wal") {
+            segs.push(n);
+        } else if let Some(n) = parse_num(&name, "ckpt-", ".ckpt") {
+            ckpts.push(n);
+        } else if name.starts_with("free-") && name.ends_with(".wal") {
+            free.push(dir.join(&name));
+        } else if name.ends_with(".tmp") {
+            let _ = fs.remove(&dir.join(&name));
+        }
+    }
+    segs.sort_unstable();
+    ckpts.sort_unstable();
+    let mut st = State {
+        live: HashMap::new(),
+        max_seq: 0,
+    };
+    let mut first = 0;
+    if let Some(&n) = ckpts.last() {
+        load_checkpoint(&*fs, &ckpt_path(dir, n), n, &mut st)?;
+        first = n;
+    }
+    let free = Arc::new(Mutex::new(free));
+    if segs.iter().any(|s| *s < first) {
+        // A cleanup after the last checkpoint was interrupted; finish it.
+        release_before(&*fs, dir, first, &free, cfg.free_segments);
+    }
+    let replay: Vec<u64> = segs.into_iter().filter(|s| *s >= first).collect();
+    let mut since = 0u64;
+    let mut last_end: Option<(u64, u64, bool)> = None; // (segment, valid end, closed)
+    for (i, &n) in replay.iter().enumerate() {
+        let path = seg_path(dir, n);
+        let data = fs
+            .read(&path)
+            .map_err(|e| QmError::io(path.display().to_string(), e))?;
+        let total = data.len();
+        let mut recs = Records::new(Bytes::from(data), n);
+        let mut closed = false;
+        for payload in recs.by_ref() {
+            match payload.first() {
+                Some(&format::T_COMMIT) => match format::decode_commit(payload) {
+                    Ok(ops) => st.apply(ops),
+                    Err(e) => {
+                        return Err(corrupt(
+                            &path,
+                            format!("checksummed record fails to decode: {e}"),
+                        ));
+                    }
+                },
+                Some(&format::T_END) => {
+                    closed = true;
+                    break;
+                }
+                _ => return Err(corrupt(&path, "unknown record type")),
+            }
+        }
+        since += recs.pos as u64;
+        let is_last = i + 1 == replay.len();
+        // A segment cut at its valid end by an earlier recovery ends cleanly at EOF.
+        let cut = recs.stop == Some(Stop::Clean) && recs.pos == total;
+        if !closed && !cut && !is_last {
+            tracing::error!(
+                "log segment {n} has no close mark: records after offset {} were lost or corrupted",
+                recs.pos
+            );
+        } else if is_last && recs.stop == Some(Stop::Bad) {
+            tracing::warn!(
+                "log segment {n}: torn or corrupt tail dropped at offset {} ({} bytes ignored)",
+                recs.pos,
+                total - recs.pos
+            );
+        }
+        last_end = Some((n, recs.pos as u64, closed));
+    }
+    // Cut the last segment at its valid end, so a later recovery never looks past it (a
+    // torn batch may hold complete records of an unacknowledged commit after a bad one).
+    // Truncation needs no free space, so this works on a full disk too.
+    if let Some((n, end, false)) = last_end {
+        let r = (|| -> io::Result<()> {
+            let mut f = fs.open_write(&seg_path(dir, n))?;
+            f.set_len(end)?;
+            f.sync_data()
+        })();
+        if let Err(e) = r {
+            return Err(QmError::io(seg_path(dir, n).display().to_string(), e));
+        }
+    }
+    let seg = last_end.map(|(n, _, _)| n + 1).unwrap_or(first);
+    let file = open_segment(&*fs, dir, seg, &free, cfg.segment_size)
+        .map_err(|e| QmError::io(seg_path(dir, seg).display().to_string(), e))?;
+    if replay.len() > 1 {
+        // Several segments survive (e.g. after restarts): fold them into a checkpoint now so
+        // the log never grows with the number of restarts.
+        let mut snap: Vec<(u64, LiveMsg)> = st.live.iter().map(|(k, v)| (*k, v.clone())).collect();
+        snap.sort_unstable_by_key(|(k, _)| *k);
+        match write_checkpoint(&*fs, dir, seg, st.max_seq + 1, &snap) {
+            Ok(()) => {
+                release_before(&*fs, dir, seg, &free, cfg.free_segments);
+                since = 0;
+            }
+            Err(e) => {
+                // Not needed for correctness (the segments stay): e.g. a full disk must not
+                // stop the queue manager from opening.
+                tracing::warn!("checkpoint at open failed, log segments kept: {e}");
+                let _ = fs.remove(&ckpt_path(dir, seg).with_extension("tmp"));
+            }
+        }
+    }
+    let live_bytes = st.live.values().map(entry_size).sum();
+    let rec = Recovered {
+        msgs: st.live.iter().map(|(k, v)| (*k, v.clone())).collect(),
+        next_seq: st.max_seq + 1,
+    };
+    let w = Writer {
+        fs,
+        dir: dir.to_path_buf(),
+        cfg,
+        shared,
+        seg,
+        file,
+        offset: 0,
+        live: st.live,
+        live_bytes,
+        max_seq: st.max_seq,
+        since_ckpt: since,
+        free,
+        ckpt_busy: Arc::new(AtomicBool::new(false)),
+        ckpt_thread: None,
+        filling: Arc::new(AtomicBool::new(false)),
+        poisoned: None,
+        buf: Vec::with_capacity(64 * 1024),
+    };
+    Ok((w, rec))
+}

@@ -1,0 +1,312 @@
+//! The log writer thread: group commit, segment roll, checkpoint scheduling.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+use parking_lot::Mutex;
+
+use super::format::{self, Op};
+use super::recover::{seg_path, write_checkpoint};
+use super::{LiveMsg, Outcome, Req, Shared};
+use crate::error::QmError;
+use crate::fs::{Filesystem, LogFile};
+
+/// Bodies longer than this are written straight from their `Bytes`, never copied.
+const DIRECT_WRITE: usize = 64 * 1024;
+
+/// State owned by the writer thread.
+pub(super) struct Writer {
+    pub fs: Arc<dyn Filesystem>,
+    pub dir: PathBuf,
+    pub cfg: super::WalConfig,
+    pub shared: Arc<Shared>,
+    pub seg: u64,
+    pub file: Box<dyn LogFile>,
+    pub offset: u64,
+    /// Live persistent messages, for checkpoints.
+    pub live: HashMap<u64, LiveMsg>,
+    pub live_bytes: u64,
+    pub max_seq: u64,
+    pub since_ckpt: u64,
+    pub free: Arc<Mutex<Vec<PathBuf>>>,
+    pub ckpt_busy: Arc<AtomicBool>,
+    pub ckpt_thread: Option<JoinHandle<()>>,
+    /// A spare segment is being zero-filled.
+    pub filling: Arc<AtomicBool>,
+    /// Set when a failed sync could not be neutralised: nothing can be promised any more.
+    pub poisoned: Option<String>,
+    pub buf: Vec<u8>,
+}
+
+fn classify(what: &str, e: &io::Error) -> QmError {
+    if e.raw_os_error() == Some(28) || e.kind() == io::ErrorKind::StorageFull {
+        QmError::DiskFull(format!("{what}: {e}"))
+    } else {
+        QmError::Log(format!("{what}: {e}"))
+    }
+}
+
+fn same_error(e: &QmError) -> QmError {
+    match e {
+        QmError::DiskFull(s) => QmError::DiskFull(s.clone()),
+        other => QmError::Log(other.to_string()),
+    }
+}
+
+pub(super) fn entry_size(m: &LiveMsg) -> u64 {
+    m.msg.body.len() as u64 + 256
+}
+
+impl Writer {
+    pub fn run(mut self) {
+        loop {
+            let batch = {
+                let mut ib = self.shared.inbox.lock();
+                while ib.reqs.is_empty() && !ib.stop {
+                    self.shared.wake.wait(&mut ib);
+                }
+                if ib.reqs.is_empty() {
+                    break;
+                }
+                std::mem::take(&mut ib.reqs)
+            };
+            let outcome = self.write_batch(&batch);
+            if outcome.is_ok() {
+                for r in &batch {
+                    self.apply(&r.ops);
+                }
+            }
+            for r in batch {
+                if let Some(d) = r.done {
+                    let res: Outcome = match &outcome {
+                        Ok(()) => Ok(()),
+                        Err(e) => Err(same_error(e)),
+                    };
+                    *d.slot.lock() = Some(res);
+                    d.cv.notify_one();
+                }
+            }
+            if outcome.is_ok()
+                && self.offset >= self.cfg.segment_size
+                && let Err(e) = self.roll()
+            {
+                tracing::warn!(
+                    "log segment roll failed, continuing in segment {}: {e}",
+                    self.seg
+                );
+            }
+        }
+        if let Some(t) = self.ckpt_thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    fn apply(&mut self, ops: &[Op]) {
+        for op in ops {
+            match op {
+                Op::Put {
+                    seq,
+                    queue,
+                    expire_ms,
+                    msg,
+                } => {
+                    let m = LiveMsg {
+                        queue: queue.clone(),
+                        expire_ms: *expire_ms,
+                        msg: msg.clone(),
+                    };
+                    self.live_bytes += entry_size(&m);
+                    self.max_seq = self.max_seq.max(*seq);
+                    self.live.insert(*seq, m);
+                }
+                Op::Remove { seq } => {
+                    if let Some(m) = self.live.remove(seq) {
+                        self.live_bytes -= entry_size(&m);
+                    }
+                }
+                Op::Backout { seq, count } => {
+                    if let Some(m) = self.live.get_mut(seq) {
+                        m.msg.md.backout_count = *count;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Write every request as one record each, then one fdatasync for all of them.
+    fn write_batch(&mut self, batch: &[Req]) -> Result<(), QmError> {
+        if let Some(p) = &self.poisoned {
+            return Err(QmError::Log(p.clone()));
+        }
+        let start = self.offset;
+        let mut written = 0u64;
+        let res = (|| -> io::Result<()> {
+            self.buf.clear();
+            for r in batch {
+                let parts = format::commit_payload(&r.ops);
+                self.buf
+                    .extend_from_slice(&format::header(self.seg, &parts));
+                written += (format::HEADER + parts.len) as u64;
+                for p in &parts.parts {
+                    if p.len() > DIRECT_WRITE {
+                        self.file.write_all(&self.buf)?;
+                        self.buf.clear();
+                        self.file.write_all(p)?;
+                    } else {
+                        self.buf.extend_from_slice(p);
+                    }
+                }
+            }
+            self.file.write_all(&self.buf)?;
+            Ok(())
+        })();
+        if self.buf.capacity() > 4 << 20 {
+            self.buf = Vec::with_capacity(64 * 1024);
+        }
+        if let Err(e) = res {
+            // Invariant 2: the next batch overwrites the partial one from `start`.
+            if let Err(e2) = self.file.seek(start) {
+                self.poisoned = Some(format!("cannot rewind log after failed write: {e2}"));
+            }
+            return Err(classify("log write", &e));
+        }
+        if let Err(e) = self.file.sync_data() {
+            tracing::error!(
+                "log fdatasync failed in segment {} at {start}: {e}",
+                self.seg
+            );
+            self.neutralise(start);
+            return Err(classify("log fdatasync", &e));
+        }
+        self.offset = start + written;
+        self.since_ckpt += written;
+        let c = &self.shared.counters;
+        c.syncs.fetch_add(1, Ordering::Relaxed);
+        c.records.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        c.bytes.fetch_add(written, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// After a failed sync the batch may or may not be on disk: zero its first header and
+    /// sync that, so recovery ends the log before it either way.
+    fn neutralise(&mut self, start: u64) {
+        let r = (|| -> io::Result<()> {
+            self.file.seek(start)?;
+            self.file.write_all(&[0u8; format::HEADER])?;
+            self.file.sync_data()?;
+            self.file.seek(start)
+        })();
+        if let Err(e) = r {
+            let msg = format!("log unusable after a failed fdatasync ({e}); restart to recover");
+            tracing::error!("{msg}");
+            self.poisoned = Some(msg);
+        }
+    }
+
+    /// Close this segment with END, start the next one, maybe start a checkpoint.
+    fn roll(&mut self) -> io::Result<()> {
+        let end = format::simple_payload(vec![format::T_END]);
+        self.file.seek(self.offset)?;
+        self.file.write_all(&format::header(self.seg, &end))?;
+        self.file.write_all(&end.parts[0])?;
+        self.file.sync_data()?;
+        let next = self.seg + 1;
+        let file = open_segment(
+            &*self.fs,
+            &self.dir,
+            next,
+            &self.free,
+            self.cfg.segment_size,
+        )?;
+        self.file = file;
+        self.seg = next;
+        self.offset = 0;
+        self.maybe_checkpoint();
+        super::prealloc::ensure_spare(
+            &self.fs,
+            &self.dir,
+            &self.free,
+            &self.filling,
+            self.cfg.segment_size,
+        );
+        Ok(())
+    }
+
+    fn maybe_checkpoint(&mut self) {
+        if self.since_ckpt < self.cfg.checkpoint_min_bytes || self.since_ckpt < self.live_bytes {
+            return;
+        }
+        if self.ckpt_busy.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Some(t) = self.ckpt_thread.take() {
+            let _ = t.join();
+        }
+        let mut snapshot: Vec<(u64, LiveMsg)> =
+            self.live.iter().map(|(k, v)| (*k, v.clone())).collect();
+        snapshot.sort_unstable_by_key(|(k, _)| *k);
+        self.since_ckpt = 0;
+        let (fs, dir, seg, next_seq) = (
+            self.fs.clone(),
+            self.dir.clone(),
+            self.seg,
+            self.max_seq + 1,
+        );
+        let (free, busy, keep) = (
+            self.free.clone(),
+            self.ckpt_busy.clone(),
+            self.cfg.free_segments,
+        );
+        let shared = self.shared.clone();
+        let t = std::thread::Builder::new()
+            .name("qm-checkpoint".into())
+            .spawn(move || {
+                match write_checkpoint(&*fs, &dir, seg, next_seq, &snapshot) {
+                    Ok(()) => {
+                        shared.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
+                        super::recover::release_before(&*fs, &dir, seg, &free, keep);
+                    }
+                    Err(e) => tracing::error!("checkpoint at segment {seg} failed (log kept): {e}"),
+                }
+                busy.store(false, Ordering::Release);
+            });
+        match t {
+            Ok(t) => self.ckpt_thread = Some(t),
+            Err(e) => {
+                tracing::error!("cannot start checkpoint thread: {e}");
+                self.ckpt_busy.store(false, Ordering::Release);
+            }
+        }
+    }
+}
+
+/// Open segment `n` for writing at offset 0: reuse a free segment file if one is kept,
+/// else create and preallocate; the directory is synced so the name is durable.
+pub(super) fn open_segment(
+    fs: &dyn Filesystem,
+    dir: &Path,
+    n: u64,
+    free: &Mutex<Vec<PathBuf>>,
+    size: u64,
+) -> io::Result<Box<dyn LogFile>> {
+    let path = seg_path(dir, n);
+    let reused = free.lock().pop();
+    let mut f = match reused {
+        Some(old) => {
+            fs.rename(&old, &path)?;
+            fs.open_write(&path)?
+        }
+        None => {
+            let mut f = fs.open_write(&path)?;
+            f.set_len(size)?;
+            f
+        }
+    };
+    f.seek(0)?;
+    fs.sync_dir(dir)?;
+    Ok(f)
+}
