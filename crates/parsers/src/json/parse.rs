@@ -1,0 +1,403 @@
+//! On-demand parsing of JSON into the message tree.
+//!
+//! State kept per element (in the tree, so that copies of a tree carry it):
+//! - `parser_flags`: [`ROOT`] for the `JSON` domain element, [`CONTAINER`] for objects and
+//!   arrays this parser built, [`ARRAY`] for arrays, [`STARTED`] once a member was read (the next
+//!   one needs a comma), [`AT_CHILD`] while the resume point is the start of the last child, an
+//!   object or array whose end is not known yet.
+//! - `resume`: where the next member (or the comma before it) starts, or with [`AT_CHILD`] the
+//!   start of the last child.
+//! - For objects and arrays, the namespace is an empty `Text::Src` at the container's first byte:
+//!   JSON has no namespaces, and this handle is the one per-element slot that the tree re-homes when
+//!   it copies elements between trees, so a pending container copied elsewhere still finds its
+//!   bytes. Its bytes are empty, so it reads as "no namespace".
+//! - The source span of an object or array is set once its end is known: when its closing bracket
+//!   is parsed, or when its parent skips over it. Scalars get theirs when they are built.
+//!
+//! `Expand::OneMore` builds one child and leaves an object or array child pending (skipping it
+//! later scans its bytes without building elements). `Expand::All` builds the remaining children
+//! *with their content* in one pass: parse timing "complete" therefore reads every byte once
+//! instead of once per nesting level.
+
+use sluice_tree::{Expand, NodeId, SourceSpan, Text, Tree, TreeError, Value};
+
+use crate::json::error::{Fail, JsonErrorKind, parse_error, unexpected};
+use crate::json::field_type;
+use crate::json::scan::{self, Number};
+
+pub(crate) const ROOT: u8 = 1;
+pub(crate) const CONTAINER: u8 = 2;
+pub(crate) const ARRAY: u8 = 4;
+pub(crate) const STARTED: u8 = 8;
+pub(crate) const AT_CHILD: u8 = 16;
+
+/// The buffer and first byte of an object or array, from its namespace handle.
+pub(crate) fn container_origin(tree: &Tree, id: NodeId) -> Option<(u32, u32)> {
+    match tree.namespace(id) {
+        Text::Src { buf, start, len: 0 } => Some((buf, start)),
+        _ => None,
+    }
+}
+
+#[cold]
+fn internal(what: &str) -> Fail {
+    Box::new(TreeError::Internal(format!("JSON parser: {what}")))
+}
+
+/// Nesting level of `id`: 1 for `Data`, counting the JSON containers above it.
+fn depth_of(tree: &Tree, id: NodeId) -> u32 {
+    let mut d = 0;
+    let mut at = Some(id);
+    while let Some(n) = at {
+        if tree.parser_flags(n) & CONTAINER == 0 {
+            break;
+        }
+        d += 1;
+        at = tree.parent(n);
+    }
+    d
+}
+
+/// The end of the object or array `child`, skipping its bytes when it was not parsed to its end.
+/// Records the span so that it is found directly next time and can be copied when serialising.
+pub(crate) fn container_end(tree: &mut Tree, child: NodeId, max_depth: u32) -> Result<usize, Fail> {
+    if let Some(span) = tree.source(child) {
+        return Ok(span.end as usize);
+    }
+    let flags = tree.parser_flags(child);
+    let (buf, start) = container_origin(tree, child)
+        .ok_or_else(|| internal("an object or array lost its source position"))?;
+    if flags & CONTAINER == 0 || !tree.is_pending(child) {
+        return Err(internal("an unfinished element has no end"));
+    }
+    let close = if flags & ARRAY != 0 { b']' } else { b'}' };
+    let bytes = tree.buffer(buf).clone();
+    let budget = max_depth.saturating_sub(depth_of(tree, child)) + 1;
+    let end = scan::skip_container(&bytes, tree.resume(child) as usize, close, budget)?;
+    tree.set_source(
+        child,
+        SourceSpan {
+            buf,
+            start,
+            end: end as u32,
+        },
+    );
+    Ok(end)
+}
+
+/// Expand the `JSON` domain element: build `Data`, and (when asked for more) check that only
+/// white space follows it.
+pub(crate) fn expand_root(
+    tree: &mut Tree,
+    id: NodeId,
+    how: Expand,
+    parser: u16,
+    max_depth: u32,
+) -> Result<(), Fail> {
+    let span = tree
+        .source(id)
+        .ok_or_else(|| internal("the JSON element has no source bytes"))?;
+    let bytes = tree.buffer(span.buf).clone();
+    let src = bytes.get(..span.end as usize).unwrap_or(&bytes);
+    let flags = tree.parser_flags(id);
+    let mut pos = tree.resume(id) as usize;
+    if flags & AT_CHILD == 0 {
+        pos = scan::skip_ws(src, pos);
+        let open = match src.get(pos) {
+            None => {
+                // An empty bit stream gives an empty JSON element.
+                tree.finish_pending(id);
+                return Ok(());
+            }
+            Some(&b) => b,
+        };
+        let array = match open {
+            b'{' => false,
+            b'[' => true,
+            _ => return Err(parse_error(pos, JsonErrorKind::TopLevelNotContainer)),
+        };
+        if max_depth == 0 {
+            return Err(parse_error(pos, JsonErrorKind::DepthLimit(max_depth)));
+        }
+        let ft = if array {
+            field_type::ARRAY
+        } else {
+            field_type::OBJECT
+        };
+        let origin = Text::Src {
+            buf: span.buf,
+            start: pos as u32,
+            len: 0,
+        };
+        let data = tree.push_parsed(id, ft, origin, Text::Static("Data"), Value::Null);
+        let cflags = CONTAINER | if array { ARRAY } else { 0 };
+        tree.set_pending(data, parser, pos as u32 + 1);
+        tree.set_parser_flags(data, cflags);
+        tree.set_resume(id, pos as u32);
+        tree.set_parser_flags(id, flags | AT_CHILD);
+        if how == Expand::OneMore {
+            return Ok(());
+        }
+        expand_container(tree, data, Expand::All, parser, max_depth)?;
+    }
+    let data = tree
+        .peek_last_child(id)
+        .ok_or_else(|| internal("the JSON element lost its Data child"))?;
+    let end = container_end(tree, data, max_depth)?;
+    let after = scan::skip_ws(src, end);
+    if after < src.len() {
+        return Err(parse_error(after, JsonErrorKind::TrailingData));
+    }
+    tree.set_parser_flags(id, flags & !AT_CHILD);
+    tree.set_resume(id, after as u32);
+    tree.finish_pending(id);
+    Ok(())
+}
+
+/// A container being parsed (the top one, or one entered while building everything).
+struct Frame {
+    id: NodeId,
+    flags: u8,
+    start: u32,
+    depth: u32,
+}
+
+/// Where a parse stands: the container being filled and the position after its last child.
+struct Cursor {
+    cur: Frame,
+    pos: usize,
+    /// Containers entered while building everything (`Expand::All`), outermost first.
+    stack: Vec<Frame>,
+}
+
+/// Expand an object or array: one more child, or every remaining child with its content.
+pub(crate) fn expand_container(
+    tree: &mut Tree,
+    top: NodeId,
+    how: Expand,
+    parser: u16,
+    max_depth: u32,
+) -> Result<(), Fail> {
+    let (buf, start) = container_origin(tree, top)
+        .ok_or_else(|| internal("an object or array lost its source position"))?;
+    let bytes = tree.buffer(buf).clone();
+    let mut at = Cursor {
+        cur: Frame {
+            id: top,
+            flags: tree.parser_flags(top),
+            start,
+            depth: depth_of(tree, top),
+        },
+        pos: tree.resume(top) as usize,
+        stack: Vec::new(),
+    };
+    if at.cur.flags & AT_CHILD != 0 {
+        let last = tree
+            .peek_last_child(top)
+            .ok_or_else(|| internal("a container lost its last child"))?;
+        at.pos = container_end(tree, last, max_depth)?;
+        at.cur.flags &= !AT_CHILD;
+        tree.set_parser_flags(top, at.cur.flags);
+        tree.set_resume(top, at.pos as u32);
+    }
+    let result = run(tree, &bytes, buf, &mut at, how, parser, max_depth);
+    if result.is_err() {
+        // Record how far the failing container got, so that a retry fails the same way instead
+        // of building its children twice.
+        tree.set_resume(at.cur.id, at.pos as u32);
+        tree.set_parser_flags(at.cur.id, at.cur.flags);
+    }
+    result
+}
+
+fn run(
+    tree: &mut Tree,
+    src: &[u8],
+    buf: u32,
+    at: &mut Cursor,
+    how: Expand,
+    parser: u16,
+    max_depth: u32,
+) -> Result<(), Fail> {
+    let mut decoded = Vec::new();
+    loop {
+        let mut pos = scan::skip_ws(src, at.pos);
+        let array = at.cur.flags & ARRAY != 0;
+        let close = if array { b']' } else { b'}' };
+        let expected = if array { "',' or ']'" } else { "',' or '}'" };
+        let Some(&c) = src.get(pos) else {
+            return Err(unexpected(src, pos, expected));
+        };
+        if c == close {
+            pos += 1;
+            let id = at.cur.id;
+            tree.set_resume(id, pos as u32);
+            tree.set_parser_flags(id, at.cur.flags);
+            tree.set_source(
+                id,
+                SourceSpan {
+                    buf,
+                    start: at.cur.start,
+                    end: pos as u32,
+                },
+            );
+            tree.finish_pending(id);
+            at.pos = pos;
+            match at.stack.pop() {
+                None => return Ok(()),
+                Some(parent) => {
+                    at.cur = parent;
+                    continue;
+                }
+            }
+        }
+        if at.cur.flags & STARTED != 0 {
+            if c != b',' {
+                return Err(unexpected(src, pos, expected));
+            }
+            pos = scan::skip_ws(src, pos + 1);
+        }
+        let name = if array {
+            Text::Static(crate::json::ITEM)
+        } else {
+            if src.get(pos) != Some(&b'"') {
+                return Err(unexpected(src, pos, "a member name string"));
+            }
+            let (after, escaped) = scan::scan_string(src, pos, &mut decoded)?;
+            let name = text_of(tree, buf, pos + 1, after - 1, escaped, &decoded);
+            pos = scan::skip_ws(src, after);
+            if src.get(pos) != Some(&b':') {
+                return Err(unexpected(src, pos, "':'"));
+            }
+            pos = scan::skip_ws(src, pos + 1);
+            name
+        };
+        let Some(&v) = src.get(pos) else {
+            return Err(unexpected(src, pos, "a value"));
+        };
+        if v == b'{' || v == b'[' {
+            if at.cur.depth >= max_depth {
+                return Err(parse_error(pos, JsonErrorKind::DepthLimit(max_depth)));
+            }
+            let child_array = v == b'[';
+            let ft = if child_array {
+                field_type::ARRAY
+            } else {
+                field_type::OBJECT
+            };
+            let origin = Text::Src {
+                buf,
+                start: pos as u32,
+                len: 0,
+            };
+            let child = tree.push_parsed(at.cur.id, ft, origin, name, Value::Null);
+            let cflags = CONTAINER | if child_array { ARRAY } else { 0 };
+            tree.set_pending(child, parser, pos as u32 + 1);
+            tree.set_parser_flags(child, cflags);
+            at.cur.flags |= STARTED;
+            tree.set_resume(at.cur.id, pos as u32);
+            tree.set_parser_flags(at.cur.id, at.cur.flags | AT_CHILD);
+            if how == Expand::OneMore {
+                return Ok(());
+            }
+            let depth = at.cur.depth + 1;
+            at.stack.push(std::mem::replace(
+                &mut at.cur,
+                Frame {
+                    id: child,
+                    flags: cflags,
+                    start: pos as u32,
+                    depth,
+                },
+            ));
+            at.pos = pos + 1;
+            continue;
+        }
+        let end = push_scalar(tree, src, buf, at.cur.id, name, pos, &mut decoded)?;
+        at.cur.flags |= STARTED;
+        at.pos = end;
+        if how == Expand::OneMore {
+            tree.set_resume(at.cur.id, end as u32);
+            tree.set_parser_flags(at.cur.id, at.cur.flags);
+            return Ok(());
+        }
+    }
+}
+
+/// The text of a string scanned by [`scan::scan_string`]: a slice of the message when it held no
+/// escapes, else a copy of the decoded value.
+#[inline]
+fn text_of(
+    tree: &mut Tree,
+    buf: u32,
+    start: usize,
+    end: usize,
+    escaped: bool,
+    decoded: &[u8],
+) -> Text {
+    if escaped {
+        tree.alloc_text(decoded)
+    } else if start == end {
+        Text::Empty
+    } else {
+        Text::Src {
+            buf,
+            start: start as u32,
+            len: (end - start) as u32,
+        }
+    }
+}
+
+/// Parse the string, number or literal at `pos` and append it to `parent` as a name/value
+/// element; returns the position after the value.
+#[inline]
+fn push_scalar(
+    tree: &mut Tree,
+    src: &[u8],
+    buf: u32,
+    parent: NodeId,
+    name: Text,
+    pos: usize,
+    decoded: &mut Vec<u8>,
+) -> Result<usize, Fail> {
+    let (value, end) = match src[pos] {
+        b'"' => {
+            let (end, escaped) = scan::scan_string(src, pos, decoded)?;
+            let t = text_of(tree, buf, pos + 1, end - 1, escaped, decoded);
+            (Value::Character(t), end)
+        }
+        b'-' | b'0'..=b'9' => {
+            let (n, end) = scan::scan_number(src, pos)?;
+            let v = match n {
+                Number::Integer(i) => Value::Integer(i),
+                Number::Float(f) => Value::Float(f),
+                Number::BigInteger => Value::Decimal(Text::Src {
+                    buf,
+                    start: pos as u32,
+                    len: (end - pos) as u32,
+                }),
+            };
+            (v, end)
+        }
+        b't' => (
+            Value::Boolean(true),
+            scan::expect_literal(src, pos, b"true")?,
+        ),
+        b'f' => (
+            Value::Boolean(false),
+            scan::expect_literal(src, pos, b"false")?,
+        ),
+        b'n' => (Value::Null, scan::expect_literal(src, pos, b"null")?),
+        _ => return Err(unexpected(src, pos, "a value")),
+    };
+    let id = tree.push_parsed(parent, field_type::NAME_VALUE, Text::Empty, name, value);
+    tree.set_source(
+        id,
+        SourceSpan {
+            buf,
+            start: pos as u32,
+            end: end as u32,
+        },
+    );
+    Ok(end)
+}

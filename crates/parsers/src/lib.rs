@@ -1,0 +1,12 @@
+//! Message domain parsers and serialisers that build and write the message tree.
+//!
+//! - [`xmlnsc`]: the XMLNSC domain (XML with namespaces, compact tree, on-demand parsing).
+//! - [`json`]: the JSON domain (objects, arrays and values under `JSON.Data`, on-demand parsing).
+//! - [`blob`]: the BLOB domain (the body as one opaque byte string).
+
+pub mod blob;
+pub mod error;
+pub mod json;
+pub mod xmlnsc;
+
+pub use error::Error;
