@@ -213,3 +213,53 @@ fn unknown_module_is_a_build_error() {
     assert!(err.contains("no ESQL module `Nope`"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sample_flows_load_and_their_esql_compiles() {
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples");
+    let mut r = Registry::new();
+    crate::register(&mut |s| r.register(s));
+    for name in [
+        "transform",
+        "esql-parse",
+        "esql-write",
+        "esql-filter-first",
+        "esql-filter-last",
+        "json-modify",
+        "split",
+    ] {
+        let path = samples.join(format!("flows/{name}.yaml"));
+        let src =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if let Err(e) = load_flow(&path.display().to_string(), &src, &r) {
+            panic!("{}", e[0]);
+        }
+    }
+    let program = super::program::program(&samples).unwrap_or_else(|e| panic!("{e}"));
+    for m in [
+        "Transform",
+        "EsqlParse",
+        "EsqlWrite",
+        "FilterFirst",
+        "FilterLast",
+        "JsonModify",
+        "Split",
+    ] {
+        assert!(program.module(m).is_some(), "{m}");
+    }
+}
+
+#[test]
+fn downstream_error_after_propagate_skips_this_nodes_failure_terminal() {
+    let esql = "CREATE COMPUTE MODULE Send\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  SET OutputRoot.XMLNSC.A = 1;\n  PROPAGATE TO TERMINAL 'out1';\n  RETURN FALSE;\n END;\nEND MODULE;\nCREATE COMPUTE MODULE Boom\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  THROW USER EXCEPTION VALUES('downstream');\n END;\nEND MODULE;\n";
+    let log = run(
+        esql,
+        "nodes:\n  s: { type: Source, body: '<O/>', wires: { out: [c] } }\n  c: { type: Compute, module: Send, wires: { out1: [b], failure: [fail] } }\n  b: { type: Compute, module: Boom }\n  fail: { type: Capture }\n",
+    );
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(
+        log[0].starts_with("error:") && log[0].contains("downstream"),
+        "{}",
+        log[0]
+    );
+}

@@ -1,0 +1,389 @@
+//! The compiler: every file of a project's ESQL to one [`Program`](super::Program).
+//!
+//! Pass one indexes routines (schema-level and module-level) so that calls resolve across
+//! files and through PATH; pass two compiles declarations and bodies.
+
+mod expr;
+mod path;
+mod scope;
+mod stmt;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use sluice_esql_scalar::Value;
+
+use super::ir::{Ex, RoutineIr, VarAddr, VarKind};
+use crate::syntax::Diagnostic;
+use crate::syntax::ast::{self, Item, ModuleKind};
+
+pub(crate) use scope::Cx;
+
+/// A source file of the program.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub path: String,
+    pub src: String,
+}
+
+/// A module-level or schema-level declaration, initialised for each message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlobalInit {
+    pub addr: VarAddr,
+    pub kind: VarKind,
+    pub init: Option<Ex>,
+    pub file: u32,
+    pub line: u32,
+    /// The EXTERNAL variable's name: a node's user property overrides `init`.
+    pub external: Option<String>,
+}
+
+/// A compiled module.
+#[derive(Debug, Clone)]
+pub struct ModuleIr {
+    pub name: String,
+    pub schema: String,
+    pub kind: ModuleKind,
+    pub file: u32,
+    pub globals: Vec<GlobalInit>,
+    pub global_count: u32,
+    pub main: Option<usize>,
+}
+
+/// A SHARED variable's declaration, initialised once.
+#[derive(Debug, Clone)]
+pub struct SharedInit {
+    pub kind: VarKind,
+    pub init: Option<Ex>,
+}
+
+/// Everything compiled.
+#[derive(Debug, Default)]
+pub struct Compiled {
+    pub files: Vec<SourceFile>,
+    pub routines: Vec<RoutineIr>,
+    pub modules: Vec<ModuleIr>,
+    pub shared: Vec<SharedInit>,
+    pub atomic_blocks: usize,
+}
+
+/// Where a routine was declared, for name resolution.
+pub(crate) struct RoutineKey {
+    pub schema: String,
+    /// The module index when declared inside a module.
+    pub module: Option<usize>,
+    pub name: String,
+}
+
+/// What name resolution needs about the whole program.
+pub(crate) struct Index {
+    pub routines: Vec<RoutineKey>,
+    /// The PATH schemas of each file.
+    pub paths: Vec<Vec<String>>,
+    pub schemas: Vec<String>,
+}
+
+impl Index {
+    /// Find a routine called `name` from `file` inside `module`.
+    pub fn find(
+        &self,
+        file: u32,
+        module: Option<usize>,
+        name: &ast::QualifiedName,
+    ) -> Option<usize> {
+        let parts: Vec<&str> = name.parts.iter().map(|p| p.name.as_str()).collect();
+        let (schema, simple) = match parts.split_last() {
+            Some((last, rest)) if !rest.is_empty() => (Some(rest.join(".")), *last),
+            Some((last, _)) => (None, *last),
+            None => return None,
+        };
+        let hit = |s: &str, m: Option<usize>| {
+            self.routines
+                .iter()
+                .position(|r| r.name == simple && r.schema == s && r.module == m)
+        };
+        if let Some(s) = schema {
+            return hit(&s, None);
+        }
+        let own = &self.schemas[file as usize];
+        if let Some(m) = module
+            && let Some(i) = hit(own, Some(m))
+        {
+            return Some(i);
+        }
+        if let Some(i) = hit(own, None) {
+            return Some(i);
+        }
+        for p in &self.paths[file as usize] {
+            if let Some(i) = hit(p, None) {
+                return Some(i);
+            }
+        }
+        None
+    }
+}
+
+/// Compile parsed files. `files` and `asts` are parallel.
+pub(crate) fn compile(
+    files: Vec<SourceFile>,
+    asts: Vec<ast::File>,
+) -> Result<Compiled, Vec<(u32, Diagnostic)>> {
+    let mut index = Index {
+        routines: Vec::new(),
+        paths: Vec::new(),
+        schemas: Vec::new(),
+    };
+    let mut module_names = Vec::new();
+    let mut routine_asts: Vec<(u32, Option<usize>, &ast::Routine)> = Vec::new();
+    for (fi, f) in asts.iter().enumerate() {
+        let schema = f.schema.as_ref().map(|s| s.dotted()).unwrap_or_default();
+        index
+            .paths
+            .push(f.path.iter().map(|p| p.dotted()).collect());
+        index.schemas.push(schema.clone());
+        for item in &f.items {
+            match item {
+                Item::Routine(r) => {
+                    index.routines.push(RoutineKey {
+                        schema: schema.clone(),
+                        module: None,
+                        name: r.name.name.clone(),
+                    });
+                    routine_asts.push((fi as u32, None, r));
+                }
+                Item::Module(m) => {
+                    let mi = module_names.len();
+                    module_names.push((fi as u32, m));
+                    for it in &m.items {
+                        if let Item::Routine(r) = it {
+                            index.routines.push(RoutineKey {
+                                schema: schema.clone(),
+                                module: Some(mi),
+                                name: r.name.name.clone(),
+                            });
+                            routine_asts.push((fi as u32, Some(mi), r));
+                        }
+                    }
+                }
+                Item::Declare(_) => {}
+            }
+        }
+    }
+
+    let mut out = Compiled {
+        files,
+        ..Compiled::default()
+    };
+    let mut diags: Vec<(u32, Diagnostic)> = Vec::new();
+
+    // Schema-level variables: one layout per schema, shared by its modules and routines.
+    let mut schema_scopes: HashMap<String, scope::Globals> = HashMap::new();
+    let mut schema_inits: HashMap<String, Vec<super::compile::GlobalInit>> = HashMap::new();
+    for (fi, f) in asts.iter().enumerate() {
+        let schema = index.schemas[fi].clone();
+        let mut globals = schema_scopes.remove(&schema).unwrap_or_default();
+        let mut inits = schema_inits.remove(&schema).unwrap_or_default();
+        for item in &f.items {
+            if let Item::Declare(d) = item {
+                let mut cx = Cx::new(&index, &out.files[fi].src, fi as u32, None, None, globals);
+                cx.global_declare(d, &mut inits, &mut out.shared);
+                diags.extend(cx.take_diags().into_iter().map(|d| (fi as u32, d)));
+                globals = cx.globals;
+            }
+        }
+        schema_scopes.insert(schema.clone(), globals);
+        schema_inits.insert(schema, inits);
+    }
+
+    // Module-level variables.
+    let mut module_globals: Vec<scope::Globals> = Vec::new();
+    for (mi, (fi, m)) in module_names.iter().enumerate() {
+        let schema = &index.schemas[*fi as usize];
+        let mut globals = schema_scopes.get(schema).cloned().unwrap_or_default();
+        let mut inits = schema_inits.get(schema).cloned().unwrap_or_default();
+        for item in &m.items {
+            if let Item::Declare(d) = item {
+                let mut cx = Cx::new(
+                    &index,
+                    &out.files[*fi as usize].src,
+                    *fi,
+                    Some(mi),
+                    Some(m.kind),
+                    globals,
+                );
+                cx.global_declare(d, &mut inits, &mut out.shared);
+                diags.extend(cx.take_diags().into_iter().map(|d| (*fi, d)));
+                globals = cx.globals;
+            }
+        }
+        let main = index
+            .routines
+            .iter()
+            .position(|r| r.module == Some(mi) && r.name == "Main");
+        out.modules.push(ModuleIr {
+            name: m.name.name.clone(),
+            schema: schema.clone(),
+            kind: m.kind,
+            file: *fi,
+            global_count: globals.count,
+            globals: inits,
+            main,
+        });
+        module_globals.push(globals);
+    }
+
+    // Routine bodies.
+    for (fi, module, r) in routine_asts {
+        let empty = scope::Globals::default();
+        let globals = match module {
+            Some(mi) => &module_globals[mi],
+            None => schema_scopes
+                .get(&index.schemas[fi as usize])
+                .unwrap_or(&empty),
+        };
+        let kind = module.map(|mi| module_names[mi].1.kind);
+        let mut cx = Cx::new(
+            &index,
+            &out.files[fi as usize].src,
+            fi,
+            module,
+            kind,
+            globals.clone(),
+        );
+        cx.atomic_base = out.atomic_blocks;
+        let routine = cx.routine(r);
+        out.atomic_blocks = cx.atomic_base;
+        diags.extend(cx.take_diags().into_iter().map(|d| (fi, d)));
+        out.routines.push(routine);
+    }
+
+    for (mi, m) in out.modules.iter().enumerate() {
+        let (fi, am) = module_names[mi];
+        let problem = match m.main {
+            None => Some(format!("module `{}` has no Main function", m.name)),
+            Some(i) if !out.routines[i].params.is_empty() => {
+                Some("Main must take no parameters".to_string())
+            }
+            Some(_) => None,
+        };
+        if let Some(msg) = problem {
+            diags.push((
+                fi,
+                Diagnostic::new(&out.files[fi as usize].src, am.name.span, msg),
+            ));
+        }
+    }
+    if diags.is_empty() {
+        Ok(out)
+    } else {
+        Err(diags)
+    }
+}
+
+/// A literal as a scalar value, or why it is not one.
+pub(crate) fn literal(l: &ast::Literal) -> Result<Value, String> {
+    use sluice_esql_scalar as s;
+    Ok(match l {
+        ast::Literal::Null | ast::Literal::Unknown => Value::Null,
+        ast::Literal::Boolean(b) => Value::Boolean(*b),
+        ast::Literal::Integer(d) => {
+            let t = d.replace('_', "");
+            let parsed = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                i64::from_str_radix(h, 16).ok()
+            } else {
+                t.parse::<i64>().ok()
+            };
+            match parsed {
+                Some(i) => Value::Integer(i),
+                None => Value::Decimal(s::Decimal::parse(&t).map_err(|e| e.to_string())?),
+            }
+        }
+        ast::Literal::Decimal(d) => {
+            Value::Decimal(s::Decimal::parse(d).map_err(|e| e.to_string())?)
+        }
+        ast::Literal::Float(f) => Value::Float(
+            f.parse::<f64>()
+                .map_err(|e| format!("bad FLOAT literal {f}: {e}"))?,
+        ),
+        ast::Literal::Character(c) => Value::from_text(c),
+        ast::Literal::Blob(h) => {
+            let mut bytes = Vec::with_capacity(h.len() / 2);
+            let b = h.as_bytes();
+            for pair in b.chunks(2) {
+                let txt = std::str::from_utf8(pair).map_err(|_| "bad hex literal".to_string())?;
+                bytes.push(
+                    u8::from_str_radix(txt, 16).map_err(|_| format!("bad hex literal X'{h}'"))?,
+                );
+            }
+            Value::Blob(bytes.into())
+        }
+        ast::Literal::Bit(b) => {
+            Value::Bit(s::BitString::parse(b).ok_or_else(|| format!("bad bit literal B'{b}'"))?)
+        }
+        ast::Literal::Date(d) => Value::Date(s::Date::parse(d).map_err(|e| e.to_string())?),
+        ast::Literal::Time(t) => Value::Time(s::Time::parse(t).map_err(|e| e.to_string())?),
+        ast::Literal::GmtTime(t) => Value::GmtTime(s::Time::parse(t).map_err(|e| e.to_string())?),
+        ast::Literal::Timestamp(t) => {
+            Value::Timestamp(s::Timestamp::parse(t).map_err(|e| e.to_string())?)
+        }
+        ast::Literal::GmtTimestamp(t) => {
+            Value::GmtTimestamp(s::Timestamp::parse(t).map_err(|e| e.to_string())?)
+        }
+        ast::Literal::Interval { text, qualifier } => {
+            let q = qualifier_of(qualifier).ok_or("bad interval qualifier")?;
+            Value::Interval(s::Interval::parse(text, q).map_err(|e| e.to_string())?)
+        }
+    })
+}
+
+fn unit_word(u: ast::IntervalUnit) -> &'static str {
+    match u {
+        ast::IntervalUnit::Year => "YEAR",
+        ast::IntervalUnit::Month => "MONTH",
+        ast::IntervalUnit::Day => "DAY",
+        ast::IntervalUnit::Hour => "HOUR",
+        ast::IntervalUnit::Minute => "MINUTE",
+        ast::IntervalUnit::Second => "SECOND",
+    }
+}
+
+/// The scalar layer's qualifier for an AST one.
+pub(crate) fn qualifier_of(
+    q: &ast::IntervalQualifier,
+) -> Option<sluice_esql_scalar::IntervalQualifier> {
+    let text = match q.to {
+        Some(t) => format!("{} TO {}", unit_word(q.from), unit_word(t)),
+        None => unit_word(q.from).to_string(),
+    };
+    sluice_esql_scalar::IntervalQualifier::parse(&text)
+}
+
+/// The scalar type of a declared or CAST type; `None` for REFERENCE, ROW, NAMESPACE, NAME.
+pub(crate) fn data_type(t: &ast::DataType) -> Option<sluice_esql_scalar::DataType> {
+    use sluice_esql_scalar::DataType as D;
+    Some(match t {
+        ast::DataType::Boolean => D::Boolean,
+        ast::DataType::Integer => D::Integer,
+        ast::DataType::Decimal { precision, scale } => match precision {
+            Some(p) => D::Decimal(Some((*p, scale.unwrap_or(0)))),
+            None => D::Decimal(None),
+        },
+        ast::DataType::Float => D::Float,
+        ast::DataType::Character => D::Character,
+        ast::DataType::Blob => D::Blob,
+        ast::DataType::Bit => D::Bit,
+        ast::DataType::Date => D::Date,
+        ast::DataType::Time => D::Time,
+        ast::DataType::GmtTime => D::GmtTime,
+        ast::DataType::Timestamp => D::Timestamp,
+        ast::DataType::GmtTimestamp => D::GmtTimestamp,
+        ast::DataType::Interval(q) => D::Interval(q.as_ref().and_then(qualifier_of)),
+        ast::DataType::Reference
+        | ast::DataType::Row
+        | ast::DataType::Namespace
+        | ast::DataType::Name => {
+            return None;
+        }
+    })
+}

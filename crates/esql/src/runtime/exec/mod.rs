@@ -1,0 +1,643 @@
+//! The interpreter of compiled ESQL over the message trees of one node evaluation.
+
+mod bitstream;
+mod call;
+mod db;
+mod edit;
+mod eval;
+mod nav;
+mod propagate;
+mod select;
+mod stmt;
+mod treeops;
+
+use parking_lot::{Mutex, MutexGuard};
+use sluice_esql_scalar::{self as scalar, Value};
+use sluice_node_api::{Exception, ExceptionKind, NodeError};
+use sluice_tree::{Message, NodeId, Tree, TreeError};
+
+use super::compile::Compiled;
+use super::ir::{Label, VarAddr, VarKind, trees};
+use super::{ComputeMode, Host};
+
+/// A variable's content.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Var {
+    Scalar(Value),
+    Ref {
+        tree: u32,
+        node: NodeId,
+        moved: bool,
+    },
+    Row(u32),
+}
+
+/// A field: a tree of the execution and an element in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Loc {
+    pub tree: u32,
+    pub node: NodeId,
+}
+
+/// The result of evaluating an expression.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RtVal {
+    S(Value),
+    F(Loc),
+    L(Vec<RtVal>),
+}
+
+/// A runtime error on its way to a handler or out of the node.
+#[derive(Debug, Clone)]
+pub(crate) struct RtError {
+    pub exception: Box<Exception>,
+    pub sqlstate: String,
+    pub native: i64,
+    /// The error came back from a node downstream of a PROPAGATE: it keeps its own place
+    /// and has had its failure terminal considered already.
+    pub passed_up: bool,
+}
+
+impl RtError {
+    pub fn new(
+        kind: ExceptionKind,
+        number: u32,
+        sqlstate: &str,
+        text: impl Into<String>,
+    ) -> RtError {
+        RtError {
+            exception: Box::new(Exception::new(kind, number, text)),
+            sqlstate: sqlstate.to_string(),
+            native: 0,
+            passed_up: false,
+        }
+    }
+
+    pub fn general(text: impl Into<String>) -> RtError {
+        RtError::new(ExceptionKind::Recoverable, 2488, "S00000", text)
+    }
+}
+
+impl From<scalar::ScalarError> for RtError {
+    fn from(e: scalar::ScalarError) -> RtError {
+        let state = format!("S{}", e.sqlstate());
+        let kind = match e {
+            scalar::ScalarError::CastFailure { .. }
+            | scalar::ScalarError::UnsupportedCast { .. } => ExceptionKind::Conversion,
+            _ => ExceptionKind::Recoverable,
+        };
+        RtError::new(kind, 2521, &state, e.to_string())
+    }
+}
+
+impl From<TreeError> for RtError {
+    fn from(e: TreeError) -> RtError {
+        let ne = NodeError::from(e);
+        RtError {
+            exception: Box::new(ne.exception),
+            sqlstate: "S00000".into(),
+            native: 0,
+            passed_up: false,
+        }
+    }
+}
+
+pub(crate) type R<T> = Result<T, RtError>;
+
+/// How control leaves a statement.
+#[derive(Debug)]
+pub(crate) enum Flow {
+    Next,
+    Leave(Label),
+    Iterate(Label),
+    Return(Option<RtVal>),
+}
+
+/// The SQLCODE family of the last database or handled error.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SqlStatus {
+    pub code: i64,
+    pub state: String,
+    pub native: i64,
+    pub text: String,
+}
+
+/// Shared state of a program: SHARED variables (kept across messages) and the mutexes of
+/// BEGIN ATOMIC blocks. Lock order: `atomic[i]` may be taken while `vars` is held.
+pub(crate) struct SharedState {
+    pub vars: Mutex<Option<Vec<Var>>>,
+    pub shared_trees: Mutex<Vec<Tree>>,
+    pub atomic: Vec<Mutex<()>>,
+}
+
+impl SharedState {
+    pub fn new(atomic: usize) -> SharedState {
+        SharedState {
+            vars: Mutex::new(None),
+            shared_trees: Mutex::new(Vec::new()),
+            atomic: (0..atomic).map(|_| Mutex::new(())).collect(),
+        }
+    }
+}
+
+/// One node evaluation.
+pub(crate) struct Exec<'a> {
+    pub prog: &'a Compiled,
+    pub shared: &'a SharedState,
+    pub trees: Vec<Tree>,
+    pub globals: Vec<Var>,
+    pub shared_vars: Option<MutexGuard<'a, Option<Vec<Var>>>>,
+    pub host: &'a mut dyn Host,
+    pub mode: ComputeMode,
+    pub file: u32,
+    pub line: u32,
+    pub sql: SqlStatus,
+    pub caught: Vec<RtError>,
+    pub now: Option<i64>,
+    /// Trees below this index that flow logic may not change (the input message in Compute).
+    pub readonly_input: bool,
+    pub db: Option<&'a Mutex<rusqlite::Connection>>,
+    pub db_row: Option<Loc>,
+    pub externals: &'a [(String, Value)],
+    pub shared_base: Option<u32>,
+    /// How many routine calls are active.
+    pub depth: u32,
+    /// The address of a local of the evaluation's first frame, to measure stack use.
+    pub stack_base: usize,
+}
+
+/// A routine call's local variables.
+pub(crate) struct Frame {
+    pub vars: Vec<Var>,
+}
+
+/// What a node evaluation produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Main's return value (`None` for UNKNOWN or no value).
+    pub result: Option<bool>,
+    /// The output message assembled per the compute mode (Compute modules only).
+    pub output: Option<Message>,
+}
+
+fn fresh(name: &'static str) -> Tree {
+    Tree::new(name)
+}
+
+impl<'a> Exec<'a> {
+    /// Run `Main` of module `module` over `input`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        prog: &'a Compiled,
+        shared: &'a SharedState,
+        module: usize,
+        input: &mut Message,
+        env: &mut Tree,
+        host: &'a mut dyn Host,
+        mode: ComputeMode,
+        db: Option<&'a Mutex<rusqlite::Connection>>,
+        externals: &'a [(String, Value)],
+    ) -> Result<Outcome, NodeError> {
+        let m = &prog.modules[module];
+        let compute = m.kind == crate::syntax::ast::ModuleKind::Compute;
+        let mut ex = Exec {
+            prog,
+            shared,
+            trees: vec![
+                fresh("Root"),
+                fresh("LocalEnvironment"),
+                fresh("ExceptionList"),
+                fresh("Root"),
+                fresh("LocalEnvironment"),
+                fresh("ExceptionList"),
+                fresh("Environment"),
+            ],
+            globals: Vec::new(),
+            shared_vars: None,
+            host,
+            mode,
+            file: m.file,
+            line: 0,
+            sql: SqlStatus::default(),
+            caught: Vec::new(),
+            now: None,
+            readonly_input: compute,
+            db,
+            db_row: None,
+            externals,
+            shared_base: None,
+            depth: 0,
+            stack_base: 0,
+        };
+        let probe = 0u8;
+        ex.stack_base = std::ptr::addr_of!(probe) as usize;
+        std::mem::swap(&mut ex.trees[trees::IN_ROOT as usize], &mut input.root);
+        std::mem::swap(
+            &mut ex.trees[trees::IN_LOCAL_ENV as usize],
+            &mut input.local_environment,
+        );
+        std::mem::swap(
+            &mut ex.trees[trees::IN_EXCEPTION as usize],
+            &mut input.exception_list,
+        );
+        std::mem::swap(&mut ex.trees[trees::ENVIRONMENT as usize], env);
+        let result = ex.run_main(module);
+        std::mem::swap(&mut ex.trees[trees::IN_ROOT as usize], &mut input.root);
+        std::mem::swap(
+            &mut ex.trees[trees::IN_LOCAL_ENV as usize],
+            &mut input.local_environment,
+        );
+        std::mem::swap(
+            &mut ex.trees[trees::IN_EXCEPTION as usize],
+            &mut input.exception_list,
+        );
+        std::mem::swap(&mut ex.trees[trees::ENVIRONMENT as usize], env);
+        let (file, line) = (ex.file, ex.line);
+        let output = if compute && result.is_ok() {
+            Some(ex.take_output(input))
+        } else {
+            None
+        };
+        ex.release_shared();
+        match result {
+            Ok(r) => Ok(Outcome { result: r, output }),
+            Err(e) => Err(ex_to_node_error(prog, e, file, line)),
+        }
+    }
+
+    fn run_main(&mut self, module: usize) -> R<Option<bool>> {
+        let m = &self.prog.modules[module];
+        self.acquire_shared()?;
+        let mut g = vec![Var::Scalar(Value::Null); m.global_count as usize];
+        for init in &m.globals {
+            self.file = init.file;
+            self.line = init.line;
+            let mut frame = Frame { vars: Vec::new() };
+            let external = init.external.as_ref().and_then(|n| {
+                self.externals
+                    .iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, v)| v.clone())
+            });
+            let v = match (&init.kind, external) {
+                (VarKind::Scalar(t), Some(v)) => Var::Scalar(cast_to(v, *t)?),
+                (kind, None) => {
+                    // Globals see each other in declaration order.
+                    std::mem::swap(&mut self.globals, &mut g);
+                    let r = self.init_var(&mut frame, kind, init.init.as_ref(), None);
+                    std::mem::swap(&mut self.globals, &mut g);
+                    r?
+                }
+                (_, Some(_)) => {
+                    return Err(RtError::general(
+                        "an EXTERNAL variable must be of a scalar type",
+                    ));
+                }
+            };
+            if let VarAddr::Global(i) = init.addr
+                && let Some(slot) = g.get_mut(i as usize)
+            {
+                *slot = v;
+            }
+        }
+        self.globals = g;
+        let Some(main) = m.main else {
+            return Err(RtError::general(format!(
+                "module {} has no Main function",
+                m.name
+            )));
+        };
+        let r = self.call(main, Vec::new())?;
+        Ok(match r.0 {
+            Some(RtVal::S(Value::Boolean(b))) => Some(b),
+            _ => None,
+        })
+    }
+
+    /// Lock the program's SHARED variables (initialising them on first use) for this evaluation.
+    pub fn acquire_shared(&mut self) -> R<()> {
+        if self.prog.shared.is_empty() || self.shared_vars.is_some() {
+            return Ok(());
+        }
+        let mut guard = self.shared.vars.lock();
+        if guard.is_none() {
+            let mut vars = Vec::new();
+            let mut frame = Frame { vars: Vec::new() };
+            for s in &self.prog.shared {
+                let v = match &s.kind {
+                    VarKind::Row => {
+                        let mut t = self.shared.shared_trees.lock();
+                        t.push(Tree::new("Row"));
+                        Var::Row((t.len() - 1) as u32 | SHARED_TREE)
+                    }
+                    kind => self.init_var(&mut frame, kind, s.init.as_ref(), None)?,
+                };
+                vars.push(v);
+            }
+            *guard = Some(vars);
+        }
+        // Shared ROW trees join the execution's trees while the lock is held.
+        // They keep the same slots for the whole evaluation (re-locking after a PROPAGATE puts
+        // them back where references expect them).
+        {
+            let mut st = self.shared.shared_trees.lock();
+            let base = match self.shared_base {
+                Some(b) => b,
+                None => {
+                    let b = self.trees.len() as u32;
+                    for _ in 0..st.len() {
+                        self.trees.push(Tree::new("Row"));
+                    }
+                    b
+                }
+            };
+            for (i, t) in st.iter_mut().enumerate() {
+                if let Some(slot) = self.trees.get_mut(base as usize + i) {
+                    std::mem::swap(slot, t);
+                }
+            }
+            if let Some(vars) = guard.as_mut() {
+                for v in vars.iter_mut() {
+                    if let Var::Row(i) = v
+                        && *i & SHARED_TREE != 0
+                    {
+                        *v = Var::Row(base + (*i & !SHARED_TREE));
+                    }
+                }
+            }
+            self.shared_base = Some(base);
+        }
+        self.shared_vars = Some(guard);
+        Ok(())
+    }
+
+    /// Give the shared ROW trees back and unlock.
+    pub fn release_shared(&mut self) {
+        let Some(mut guard) = self.shared_vars.take() else {
+            return;
+        };
+        if let Some(base) = self.shared_base {
+            let mut st = self.shared.shared_trees.lock();
+            for (i, t) in st.iter_mut().enumerate() {
+                if let Some(mine) = self.trees.get_mut(base as usize + i) {
+                    std::mem::swap(t, mine);
+                }
+            }
+            if let Some(vars) = guard.as_mut() {
+                for v in vars.iter_mut() {
+                    if let Var::Row(i) = v
+                        && *i >= base
+                    {
+                        *v = Var::Row((*i - base) | SHARED_TREE);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Build the message the compute mode sends from the output trees (leaving fresh ones).
+    pub fn take_output(&mut self, input: &Message) -> Message {
+        let take = |ex: &mut Exec, i: u32, name: &'static str| {
+            std::mem::replace(&mut ex.trees[i as usize], fresh(name))
+        };
+        let root = if self.mode.message {
+            take(self, trees::OUT_ROOT, "Root")
+        } else {
+            input.root.clone()
+        };
+        let local_environment = if self.mode.local_environment {
+            take(self, trees::OUT_LOCAL_ENV, "LocalEnvironment")
+        } else {
+            input.local_environment.clone()
+        };
+        let exception_list = if self.mode.exception {
+            take(self, trees::OUT_EXCEPTION, "ExceptionList")
+        } else {
+            input.exception_list.clone()
+        };
+        Message {
+            root,
+            local_environment,
+            exception_list,
+        }
+    }
+
+    /// The tree with index `i`.
+    pub fn tree(&mut self, i: u32) -> R<&mut Tree> {
+        self.trees
+            .get_mut(i as usize)
+            .ok_or_else(|| RtError::general("a reference points into a tree that no longer exists"))
+    }
+
+    /// The field a reference variable points at, if that field still exists.
+    pub fn live(&mut self, tree: u32, node: NodeId) -> R<Loc> {
+        if self.tree(tree)?.is_deleted(node) {
+            return Err(RtError::general(
+                "the reference points at a field that was deleted or no longer exists",
+            ));
+        }
+        Ok(Loc { tree, node })
+    }
+
+    /// A new temporary tree for ROW values and SELECT results.
+    pub fn new_tree(&mut self, name: &'static str) -> u32 {
+        self.trees.push(Tree::new(name));
+        (self.trees.len() - 1) as u32
+    }
+
+    pub fn var(&self, frame: &Frame, a: VarAddr) -> R<Var> {
+        let v = match a {
+            VarAddr::Local(i) => frame.vars.get(i as usize),
+            VarAddr::Global(i) => self.globals.get(i as usize),
+            VarAddr::Shared(i) => self
+                .shared_vars
+                .as_ref()
+                .and_then(|g| g.as_ref())
+                .and_then(|v| v.get(i as usize)),
+        };
+        v.cloned().ok_or_else(|| {
+            RtError::general(
+                "a variable was used before its declaration (this is a bug, please report it)",
+            )
+        })
+    }
+
+    pub fn var_mut<'f>(&'f mut self, frame: &'f mut Frame, a: VarAddr) -> R<&'f mut Var> {
+        let v = match a {
+            VarAddr::Local(i) => {
+                let i = i as usize;
+                if frame.vars.len() <= i {
+                    frame.vars.resize(i + 1, Var::Scalar(Value::Null));
+                }
+                frame.vars.get_mut(i)
+            }
+            VarAddr::Global(i) => self.globals.get_mut(i as usize),
+            VarAddr::Shared(i) => self
+                .shared_vars
+                .as_mut()
+                .and_then(|g| g.as_mut())
+                .and_then(|v| v.get_mut(i as usize)),
+        };
+        v.ok_or_else(|| {
+            RtError::general(
+                "a variable was used before its declaration (this is a bug, please report it)",
+            )
+        })
+    }
+
+    /// A new variable's initial content.
+    pub fn init_var(
+        &mut self,
+        frame: &mut Frame,
+        kind: &VarKind,
+        init: Option<&super::ir::Ex>,
+        reuse: Option<&Var>,
+    ) -> R<Var> {
+        Ok(match kind {
+            VarKind::Scalar(t) => {
+                let v = match init {
+                    Some(e) => self.scalar(frame, e)?,
+                    None => Value::Null,
+                };
+                Var::Scalar(cast_to(v, *t)?)
+            }
+            VarKind::Reference => {
+                let Some(e) = init else {
+                    return Err(RtError::general("a REFERENCE variable needs a target"));
+                };
+                if let super::ir::Ex::Path(p) = e
+                    && !p
+                        .steps
+                        .last()
+                        .is_some_and(|s| matches!(s.index, super::ir::IndexIr::All))
+                {
+                    return match self.nav_deepest(frame, p)? {
+                        Some((l, found)) => Ok(Var::Ref {
+                            tree: l.tree,
+                            node: l.node,
+                            moved: found,
+                        }),
+                        None => Err(RtError::general("REFERENCE TO needs a field that exists")),
+                    };
+                }
+                match self.eval(frame, e)? {
+                    RtVal::F(l) => Var::Ref {
+                        tree: l.tree,
+                        node: l.node,
+                        moved: true,
+                    },
+                    RtVal::L(items) => match items.into_iter().next() {
+                        Some(RtVal::F(l)) => Var::Ref {
+                            tree: l.tree,
+                            node: l.node,
+                            moved: true,
+                        },
+                        _ => {
+                            return Err(RtError::general("REFERENCE TO needs a field that exists"));
+                        }
+                    },
+                    RtVal::S(_) => {
+                        return Err(RtError::general(
+                            "REFERENCE TO needs a field that exists; the reference points at nothing",
+                        ));
+                    }
+                }
+            }
+            VarKind::Row => {
+                let idx = match reuse {
+                    Some(Var::Row(i))
+                        if (*i as usize) < self.trees.len() && *i >= trees::FIRST_VAR =>
+                    {
+                        self.trees[*i as usize] = Tree::new("Row");
+                        *i
+                    }
+                    _ => self.new_tree("Row"),
+                };
+                if let Some(e) = init {
+                    let v = self.eval(frame, e)?;
+                    let root = NodeId(0);
+                    self.assign(
+                        Loc {
+                            tree: idx,
+                            node: root,
+                        },
+                        v,
+                    )?;
+                }
+                Var::Row(idx)
+            }
+        })
+    }
+
+    /// Whether flow logic may change tree `t`.
+    pub fn check_writable(&self, t: u32) -> R<()> {
+        if self.readonly_input && t < trees::OUT_ROOT {
+            return Err(RtError::general(
+                "the input message (InputRoot, InputLocalEnvironment, InputExceptionList) is read-only; change OutputRoot instead",
+            ));
+        }
+        if !self.readonly_input && (t == trees::IN_ROOT || t == trees::IN_EXCEPTION) {
+            return Err(RtError::general(
+                "Root and ExceptionList are read-only in this module",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The current clock reading; every reference in one evaluation sees the same instant.
+    pub fn now(&mut self) -> i64 {
+        *self.now.get_or_insert_with(scalar::clock::now_utc_micros)
+    }
+}
+
+/// Marks a shared tree index while the trees are outside an execution.
+const SHARED_TREE: u32 = 1 << 31;
+
+/// A value cast to a variable's declared type (NULL stays NULL).
+pub(crate) fn cast_to(v: Value, t: Option<scalar::DataType>) -> R<Value> {
+    let Some(t) = t else { return Ok(v) };
+    if v.is_null() || same_type(&v, t) {
+        return Ok(v);
+    }
+    Ok(scalar::cast(&v, t)?)
+}
+
+fn same_type(v: &Value, t: scalar::DataType) -> bool {
+    use scalar::DataType as D;
+    matches!(
+        (v, t),
+        (Value::Boolean(_), D::Boolean)
+            | (Value::Integer(_), D::Integer)
+            | (Value::Decimal(_), D::Decimal(None))
+            | (Value::Float(_), D::Float)
+            | (Value::Character(_), D::Character)
+            | (Value::Blob(_), D::Blob)
+            | (Value::Bit(_), D::Bit)
+            | (Value::Date(_), D::Date)
+            | (Value::Time(_), D::Time)
+            | (Value::GmtTime(_), D::GmtTime)
+            | (Value::Timestamp(_), D::Timestamp)
+            | (Value::GmtTimestamp(_), D::GmtTimestamp)
+            | (Value::Interval(_), D::Interval(None))
+    )
+}
+
+/// The node error for a runtime error, naming the ESQL file and line.
+pub(crate) fn ex_to_node_error(prog: &Compiled, e: RtError, file: u32, line: u32) -> NodeError {
+    let mut exc = *e.exception;
+    if e.passed_up {
+        return NodeError {
+            exception: exc,
+            passed_up: true,
+        };
+    }
+    if exc.file.is_empty() {
+        exc.file = prog
+            .files
+            .get(file as usize)
+            .map(|f| f.path.clone())
+            .unwrap_or_default();
+        exc.line = line;
+    }
+    NodeError::from(exc)
+}

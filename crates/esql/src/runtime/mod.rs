@@ -1,0 +1,395 @@
+//! The ESQL compiler and runtime over the message tree.
+//!
+//! [`Program::compile`] turns every ESQL file of a project into an executable form once, at
+//! deploy time: names resolved to variable slots and tree roots, routines resolved across
+//! files (BROKER SCHEMA and PATH), field names interned as bytes, constants folded. A
+//! [`Module`] (`CREATE COMPUTE|FILTER|DATABASE MODULE`) then runs its `Main` over a
+//! message with [`Module::run`].
+
+// `NodeError` is the node API's error type, returned by value across the whole workspace.
+#![allow(clippy::result_large_err)]
+
+mod compile;
+mod convert;
+mod exec;
+mod fast;
+mod field_types;
+mod ir;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use sluice_node_api::NodeError;
+use sluice_tree::{Message, Tree};
+
+pub use exec::Outcome;
+/// The database connection type of `datasource` handles.
+pub use rusqlite::Connection;
+pub use sluice_esql_scalar::Value as ScalarValue;
+
+use crate::syntax::Diagnostic;
+pub use crate::syntax::ast::ModuleKind;
+
+/// A compile error in one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramError {
+    pub path: String,
+    pub diagnostic: Diagnostic,
+}
+
+impl ProgramError {
+    /// `PATH:LINE:COL: error: MESSAGE`, then the source line and a caret.
+    pub fn render(&self) -> String {
+        self.diagnostic.render(&self.path)
+    }
+}
+
+impl std::fmt::Display for ProgramError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+/// Every ESQL file of a project, compiled.
+pub struct Program {
+    compiled: compile::Compiled,
+    shared: exec::SharedState,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("files", &self.compiled.files.len())
+            .field("modules", &self.compiled.modules.len())
+            .field("routines", &self.compiled.routines.len())
+            .finish()
+    }
+}
+
+impl Program {
+    /// Parse, check and compile `(path, source)` pairs together; every problem is returned.
+    pub fn compile(files: &[(String, String)]) -> Result<Program, Vec<ProgramError>> {
+        let mut errors = Vec::new();
+        let mut sources = Vec::new();
+        let mut asts = Vec::new();
+        for (path, src) in files {
+            match crate::syntax::check_source(src) {
+                Ok(ast) => {
+                    sources.push(compile::SourceFile {
+                        path: path.clone(),
+                        src: src.clone(),
+                    });
+                    asts.push(ast);
+                }
+                Err(ds) => errors.extend(ds.into_iter().map(|d| ProgramError {
+                    path: path.clone(),
+                    diagnostic: d,
+                })),
+            }
+        }
+        let compiled_paths: Vec<String> = sources.iter().map(|s| s.path.clone()).collect();
+        match compile::compile(sources, asts) {
+            Ok(c) if errors.is_empty() => {
+                let shared = exec::SharedState::new(c.atomic_blocks);
+                Ok(Program {
+                    compiled: c,
+                    shared,
+                })
+            }
+            Ok(_) => Err(errors),
+            Err(ds) => {
+                for (fi, d) in ds {
+                    let path = compiled_paths.get(fi as usize).cloned().unwrap_or_default();
+                    errors.push(ProgramError {
+                        path,
+                        diagnostic: d,
+                    });
+                }
+                Err(errors)
+            }
+        }
+    }
+
+    /// Read and compile every `*.esql` file under `dir` (recursively, in name order).
+    pub fn compile_dir(dir: &Path) -> Result<Program, Vec<ProgramError>> {
+        let mut paths = Vec::new();
+        collect_esql(dir, &mut paths);
+        let files = read_all(&paths)?;
+        Program::compile(&files)
+    }
+
+    /// The module `name`, written `Name` or `schema.Name`.
+    pub fn module(self: &Arc<Self>, name: &str) -> Option<Module> {
+        let (schema, simple) = match name.rsplit_once('.') {
+            Some((s, n)) => (Some(s), n),
+            None => (None, name),
+        };
+        let index = self
+            .compiled
+            .modules
+            .iter()
+            .position(|m| m.name == simple && schema.is_none_or(|s| s == m.schema))?;
+        Some(Module {
+            program: self.clone(),
+            index,
+        })
+    }
+
+    /// The names of every module, schema-qualified when they have a schema.
+    pub fn module_names(&self) -> Vec<String> {
+        self.compiled
+            .modules
+            .iter()
+            .map(|m| {
+                if m.schema.is_empty() {
+                    m.name.clone()
+                } else {
+                    format!("{}.{}", m.schema, m.name)
+                }
+            })
+            .collect()
+    }
+}
+
+fn collect_esql(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect_esql(&p, out);
+        } else if p
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("esql"))
+        {
+            out.push(p);
+        }
+    }
+}
+
+fn read_all(paths: &[PathBuf]) -> Result<Vec<(String, String)>, Vec<ProgramError>> {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        match std::fs::read(p) {
+            Ok(b) => files.push((
+                p.display().to_string(),
+                String::from_utf8_lossy(&b).into_owned(),
+            )),
+            Err(e) => errors.push(ProgramError {
+                path: p.display().to_string(),
+                diagnostic: Diagnostic {
+                    line: 1,
+                    col: 1,
+                    message: format!("cannot read file: {e}"),
+                    excerpt_with_caret: String::new(),
+                    span: Default::default(),
+                },
+            }),
+        }
+    }
+    if errors.is_empty() {
+        Ok(files)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Which trees a Compute node builds and propagates; the others pass through from its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ComputeMode {
+    pub message: bool,
+    pub local_environment: bool,
+    pub exception: bool,
+}
+
+impl Default for ComputeMode {
+    fn default() -> Self {
+        ComputeMode {
+            message: true,
+            local_environment: false,
+            exception: false,
+        }
+    }
+}
+
+impl ComputeMode {
+    /// The product's compute mode names, snake_case: `message`, `local_environment`,
+    /// `exception`, `message_local_environment`, `message_exception`,
+    /// `local_environment_exception`, `all`.
+    pub fn parse(s: &str) -> Option<ComputeMode> {
+        let (message, local_environment, exception) = match s {
+            "message" => (true, false, false),
+            "local_environment" => (false, true, false),
+            "exception" => (false, false, true),
+            "message_local_environment" => (true, true, false),
+            "message_exception" => (true, false, true),
+            "local_environment_exception" => (false, true, true),
+            "all" => (true, true, true),
+            _ => return None,
+        };
+        Some(ComputeMode {
+            message,
+            local_environment,
+            exception,
+        })
+    }
+}
+
+/// Where a PROPAGATE statement sends a message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PropagateTo {
+    /// `TO TERMINAL 'out1'` (or no TO clause: `out`).
+    Terminal(String),
+    /// `TO TERMINAL 1`: the product numbers `out` 0, `out1` 1 … `out4` 4.
+    TerminalIndex(i64),
+    /// `TO LABEL 'name'`.
+    Label(String),
+}
+
+/// What the node running a module offers it.
+pub trait Host {
+    /// Send `msg` on, with the invocation's Environment, and return when downstream is done.
+    fn propagate(
+        &mut self,
+        to: PropagateTo,
+        msg: &mut Message,
+        environment: &mut Tree,
+    ) -> Result<(), NodeError>;
+}
+
+/// A host for modules that never propagate (tests, Filter and Database modules).
+pub struct NoPropagation;
+
+impl Host for NoPropagation {
+    fn propagate(
+        &mut self,
+        _: PropagateTo,
+        _: &mut Message,
+        _: &mut Tree,
+    ) -> Result<(), NodeError> {
+        Err(NodeError::recoverable(
+            "PROPAGATE is not available in this node",
+        ))
+    }
+}
+
+/// Per-node settings of a module run.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    pub mode: ComputeMode,
+    /// Values of EXTERNAL variables (a node's `user_properties`), cast to the declared types.
+    pub externals: Vec<(String, ScalarValue)>,
+    /// The node's database (its `datasource`).
+    pub database: Option<Arc<Mutex<rusqlite::Connection>>>,
+}
+
+/// A compiled module, ready to run.
+#[derive(Clone)]
+pub struct Module {
+    program: Arc<Program>,
+    index: usize,
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Module({})", self.name())
+    }
+}
+
+impl Module {
+    pub fn name(&self) -> &str {
+        &self.program.compiled.modules[self.index].name
+    }
+
+    pub fn kind(&self) -> ModuleKind {
+        self.program.compiled.modules[self.index].kind
+    }
+
+    /// The EXTERNAL variables the module declares.
+    pub fn externals(&self) -> Vec<String> {
+        self.program.compiled.modules[self.index]
+            .globals
+            .iter()
+            .filter_map(|g| g.external.clone())
+            .collect()
+    }
+
+    /// Run `Main` over `input` with the invocation's `environment`. A Compute module's
+    /// output message (per the compute mode) comes back in [`Outcome::output`]; errors name
+    /// the ESQL file and line.
+    pub fn run(
+        &self,
+        input: &mut Message,
+        environment: &mut Tree,
+        host: &mut dyn Host,
+        options: &RunOptions,
+    ) -> Result<Outcome, NodeError> {
+        let p = &*self.program;
+        exec::Exec::run(
+            &p.compiled,
+            &p.shared,
+            self.index,
+            input,
+            environment,
+            host,
+            options.mode,
+            options.database.as_deref(),
+            &options.externals,
+        )
+    }
+}
+
+/// Open a node's database: a file path, or `:memory:`.
+pub fn open_database(datasource: &str) -> Result<Arc<Mutex<rusqlite::Connection>>, String> {
+    let conn = if datasource == ":memory:" {
+        rusqlite::Connection::open_in_memory()
+    } else {
+        rusqlite::Connection::open(datasource)
+    }
+    .map_err(|e| format!("cannot open database {datasource}: {e}"))?;
+    Ok(Arc::new(Mutex::new(conn)))
+}
+
+/// `sluice esql check`: compile the files (directories: every `*.esql` below) together and
+/// print `PATH: ok` or each problem as `PATH:LINE:COL: error: MESSAGE` plus excerpt.
+pub fn check_paths(paths: &[PathBuf]) -> (String, bool) {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            collect_esql(p, &mut files);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let mut out = String::new();
+    let sources = match read_all(&files) {
+        Ok(s) => s,
+        Err(errors) => {
+            for e in errors {
+                out.push_str(&e.render());
+                out.push('\n');
+            }
+            return (out, false);
+        }
+    };
+    let errors = match Program::compile(&sources) {
+        Ok(_) => Vec::new(),
+        Err(e) => e,
+    };
+    for (path, _) in &sources {
+        let mine: Vec<&ProgramError> = errors.iter().filter(|e| &e.path == path).collect();
+        if mine.is_empty() {
+            out.push_str(&format!("{path}: ok\n"));
+        } else {
+            for e in mine {
+                out.push_str(&e.render());
+                out.push('\n');
+            }
+        }
+    }
+    (out, errors.is_empty())
+}
