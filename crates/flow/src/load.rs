@@ -443,10 +443,10 @@ fn check_cycles(l: &mut Loader, nodes: &[NodeDef]) {
                     cycle.push(t);
                     return Some(cycle);
                 }
-                if state[t] == 0 {
-                    if let Some(c) = visit(t, nodes, state, path) {
-                        return Some(c);
-                    }
+                if state[t] == 0
+                    && let Some(c) = visit(t, nodes, state, path)
+                {
+                    return Some(c);
                 }
             }
         }
@@ -455,19 +455,19 @@ fn check_cycles(l: &mut Loader, nodes: &[NodeDef]) {
         None
     }
     for n in 0..nodes.len() {
-        if state[n] == 0 {
-            if let Some(cycle) = visit(n, nodes, &mut state, &mut path) {
-                let chain: Vec<&str> = cycle.iter().map(|&i| nodes[i].label.as_str()).collect();
-                let first = &nodes[cycle[0]];
-                let y = Yaml {
-                    line: first.line,
-                    col: first.col,
-                    kind: YamlKind::Null,
-                };
-                l.err(&y, format!("the wires form a loop: {}", chain.join(" -> ")))
-                    .hint = Some("propagation would never end; remove one of these wires".into());
-                return;
-            }
+        if state[n] == 0
+            && let Some(cycle) = visit(n, nodes, &mut state, &mut path)
+        {
+            let chain: Vec<&str> = cycle.iter().map(|&i| nodes[i].label.as_str()).collect();
+            let first = &nodes[cycle[0]];
+            let y = Yaml {
+                line: first.line,
+                col: first.col,
+                kind: YamlKind::Null,
+            };
+            l.err(&y, format!("the wires form a loop: {}", chain.join(" -> ")))
+                .hint = Some("propagation would never end; remove one of these wires".into());
+            return;
         }
     }
 }

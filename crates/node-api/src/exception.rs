@@ -158,7 +158,8 @@ impl Exception {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{}", .exception.describe())]
 pub struct NodeError {
-    pub exception: Exception,
+    /// Boxed so that results carrying a NodeError stay small on the happy path.
+    pub exception: Box<Exception>,
     /// Set once the node that raised it has had its failure terminal considered; upstream nodes
     /// then pass it on unchanged to the nearest TryCatch or input node.
     pub passed_up: bool,
@@ -178,7 +179,7 @@ impl NodeError {
 impl From<Exception> for NodeError {
     fn from(exception: Exception) -> NodeError {
         NodeError {
-            exception,
+            exception: Box::new(exception),
             passed_up: false,
         }
     }

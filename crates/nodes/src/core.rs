@@ -272,10 +272,10 @@ impl Node for RouteToLabel {
             if le.name_bytes(d) != b"DestinationData" {
                 continue;
             }
-            if let Some(n) = le.child_named(d, None, b"labelName", 0)? {
-                if let Some(v) = le.value_bytes(n) {
-                    labels.push(String::from_utf8_lossy(v).into_owned());
-                }
+            if let Some(n) = le.child_named(d, None, b"labelName", 0)?
+                && let Some(v) = le.value_bytes(n)
+            {
+                labels.push(String::from_utf8_lossy(v).into_owned());
             }
         }
         let chosen = if self.first {

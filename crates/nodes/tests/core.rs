@@ -53,10 +53,10 @@ impl Node for Capture {
         let el = &mut msg.exception_list;
         let r = el.root();
         let mut text = String::new();
-        if let Some(first) = el.first_child(r)? {
-            if let Some(t) = el.child_named(first, None, b"Text", 0)? {
-                text = String::from_utf8_lossy(el.value_bytes(t).unwrap_or_default()).into_owned();
-            }
+        if let Some(first) = el.first_child(r)?
+            && let Some(t) = el.child_named(first, None, b"Text", 0)?
+        {
+            text = String::from_utf8_lossy(el.value_bytes(t).unwrap_or_default()).into_owned();
         }
         CAPTURED.lock().unwrap().push((self.label.clone(), text));
         Ok(())

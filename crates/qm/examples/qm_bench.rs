@@ -22,6 +22,24 @@ fn cpu_secs() -> f64 {
     (t(11) + t(12)) / 100.0
 }
 
+/// User+system CPU seconds of the calling thread, from /proc/thread-self/stat.
+fn thread_cpu_secs() -> f64 {
+    let s = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let after = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (t(11) + t(12)) / 100.0
+}
+
+/// CPU used by the request/reply bench's client threads (requesters and responders), in
+/// microseconds, so that the broker's share can be told apart.
+static CLIENT_CPU_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn add_client_cpu(cpu0: f64) {
+    let us = ((thread_cpu_secs() - cpu0) * 1e6) as u64;
+    CLIENT_CPU_US.fetch_add(us, Ordering::Relaxed);
+}
+
 fn fdatasync_rate(dir: &Path, secs: f64, overwrite: bool) -> f64 {
     let path = dir.join("fsync-probe");
     let mut f = std::fs::File::create(&path).expect("create probe");
@@ -165,12 +183,13 @@ fn main() {
     let server = Server::bind("127.0.0.1:0", rqm.clone(), AuthConfig::anonymous()).expect("bind");
     let addr = server.local_addr().to_string();
     for persistent in [false, true].into_iter().filter(|_| run("rr")) {
-        for requesters in [1usize, 8] {
+        for requesters in [1usize, 8, 64] {
             let stop = Arc::new(AtomicBool::new(false));
             let responders: Vec<_> = (0..requesters.min(4))
                 .map(|_| {
                     let (addr, stop) = (addr.clone(), stop.clone());
                     std::thread::spawn(move || {
+                        let cpu0 = thread_cpu_secs();
                         let mut c =
                             Client::connect(&addr, Credentials::default()).expect("connect");
                         let wait = GetOptions::new().wait(Duration::from_millis(100));
@@ -191,11 +210,15 @@ fn main() {
                                 c.put_then_get("REPLY", &r, &PutOptions::default(), "REQ", &wait);
                             next = g.ok().flatten();
                         }
+                        add_client_cpu(cpu0);
                     })
                 })
                 .collect();
             let (a, b) = (addr.clone(), body.clone());
-            let (rate, cpu, _) = run_threads(requesters, secs, move |_, stop| {
+            CLIENT_CPU_US.store(0, Ordering::Relaxed);
+            let cpu_start = cpu_secs();
+            let (rate, cpu, n) = run_threads(requesters, secs, move |_, stop| {
+                let cpu0 = thread_cpu_secs();
                 let mut c = Client::connect(&a, Credentials::default()).expect("connect");
                 let mut n = 0;
                 while !stop.load(Ordering::Relaxed) {
@@ -210,14 +233,19 @@ fn main() {
                         n += 1;
                     }
                 }
+                add_client_cpu(cpu0);
                 n
             });
             stop.store(true, Ordering::Relaxed);
             for r in responders {
                 let _ = r.join();
             }
+            // The broker's share: the process's CPU less what the client threads used.
+            let total_us = (cpu_secs() - cpu_start) * 1e6;
+            let broker = (total_us - CLIENT_CPU_US.load(Ordering::Relaxed) as f64).max(0.0)
+                / n.max(1) as f64;
             println!(
-                "client protocol request/reply 2 KB {}, {requesters} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip, all processes in this one)",
+                "client protocol request/reply 2 KB {}, {requesters:>2} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip in all, {broker:.1} us of it the server's)",
                 if persistent {
                     "persistent"
                 } else {

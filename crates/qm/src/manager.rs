@@ -276,7 +276,8 @@ impl QueueManager {
                     q.state.lock().def = old;
                     return Err(e);
                 }
-                q.wake_all(&q.state.lock());
+                let fired = q.wake_all(&mut q.state.lock());
+                crate::queue::fire(fired);
                 Ok(())
             }
             Some(Object::Other(old)) => {
@@ -326,8 +327,9 @@ impl QueueManager {
                 return Err(e);
             }
             st.deleted = true;
-            q.wake_all(&st);
+            let fired = q.wake_all(&mut st);
             drop(st);
+            crate::queue::fire(fired);
         }
         let mut next = self.objects.read().clone();
         next.remove(name);
@@ -455,11 +457,14 @@ impl QueueManager {
     /// Stop: refuse new work, wake waiting getters, flush and stop the log writer.
     pub fn shutdown(&self) {
         self.shut.store(true, Ordering::SeqCst);
+        let mut fired = Vec::new();
         for o in self.objects.read().values() {
             if let Object::Local(q) = o {
-                q.wake_all(&q.state.lock());
+                fired.extend(q.wake_all(&mut q.state.lock()));
             }
         }
+        // Woken getters look their queue up again, so the object table is not held here.
+        crate::queue::fire(fired);
         if let Some(w) = &self.wal {
             w.shutdown();
         }

@@ -9,7 +9,7 @@ use crate::manager::QueueManager;
 use crate::model::{
     BrowseCursor, GetOptions, ID_NONE, Message, MsgId, Persistence, PropertyValue, PutOptions,
 };
-use crate::queue::{Key, Queue, Slot, WaitKind, now_ms, remaining_expiry};
+use crate::queue::{Hook, Key, Queue, Slot, WaitKind, now_ms, remaining_expiry};
 use crate::wal::Op;
 
 /// A put that passed every check and holds a place on its queue, not yet visible.
@@ -191,6 +191,56 @@ impl QueueManager {
         let Some((key, slot)) = self.take(&q, opts)? else {
             return Ok(None);
         };
+        self.finish_get(&q, key, slot).map(Some)
+    }
+
+    /// A get outside syncpoint that does not wait: when nothing matches, `hook` is left on
+    /// the queue (in the same critical section as the attempt, so no message slips past)
+    /// and woken when a message it may match arrives. `Ok(None)` means it is hooked.
+    pub(crate) fn get_or_hook(
+        &self,
+        queue: &str,
+        opts: &GetOptions,
+        hook: Hook,
+    ) -> Result<Option<Message>> {
+        let q = self.resolve(queue, false)?;
+        let found = {
+            let mut st = q.state.lock();
+            self.check_open()?;
+            let mut expired = Vec::new();
+            let r = st.take(opts, &mut expired);
+            if !expired.is_empty() {
+                self.drop_expired(expired);
+            }
+            let found = r?;
+            if found.is_none() {
+                st.hook(&WaitKind::of(opts, false), hook);
+            }
+            found
+        };
+        match found {
+            Some((key, slot)) => self.finish_get(&q, key, slot).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Take a waiter left by [`QueueManager::get_or_hook`] off its queue; false when it is
+    /// not there (woken, or the queue is gone).
+    pub(crate) fn unhook(&self, queue: &str, opts: &GetOptions, id: u64) -> bool {
+        self.resolve(queue, false)
+            .is_ok_and(|q| q.unhook(&WaitKind::of(opts, false), id))
+    }
+
+    /// A hooked waiter woken for a message it will not take: wake the next plain waiter
+    /// (the others of its kind were all woken anyway).
+    pub(crate) fn pass_wake(&self, queue: &str, opts: &GetOptions) {
+        if let (WaitKind::Plain, Ok(q)) = (WaitKind::of(opts, false), self.resolve(queue, false)) {
+            q.wake_one();
+        }
+    }
+
+    /// Log the removal of a message taken outside syncpoint and hand it out.
+    fn finish_get(&self, q: &Queue, key: Key, slot: Slot) -> Result<Message> {
         if slot.persistent
             && let Some(w) = &self.wal
             && let Err(e) = w.commit(vec![Op::Remove { seq: key.1 }])
@@ -201,7 +251,7 @@ impl QueueManager {
         let expiry = remaining_expiry(&slot);
         let mut msg = slot.msg;
         msg.md.expiry = expiry;
-        Ok(Some(msg))
+        Ok(msg)
     }
 
     /// Browse: copy of the next matching message after `cursor`, which then points at it.

@@ -1,7 +1,7 @@
 //! One local queue in memory: priority-then-FIFO order, indexes by MsgId and CorrelId,
 //! expiry, depth accounting. Each queue has its own lock; nothing here is global.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -47,6 +47,29 @@ pub(crate) struct QueueState {
     /// Getters waiting for one CorrelId (the request/reply pattern): only a message with
     /// that CorrelId wakes them, so 64 requesters on one reply queue do not all wake.
     correl_waiters: HashMap<MsgId, (Arc<Condvar>, usize)>,
+    /// Gets waiting without a thread, by the same three kinds as the parked getters.
+    plain_hooks: VecDeque<Hook>,
+    filtered_hooks: Vec<Hook>,
+    correl_hooks: HashMap<MsgId, Vec<Hook>>,
+}
+
+/// A get that waits without parking a thread (the network server's waits). When a message
+/// it may match arrives, or the queue changes, its hook is taken off the queue and
+/// [`Waiter::wake`] runs on the thread that made the change, after the queue lock is
+/// released; the waiter then tries again and hooks itself back on if it still waits.
+pub(crate) trait Waiter: Send + Sync {
+    /// A message this waiter may match arrived (or the queue changed): try again.
+    fn wake(self: Arc<Self>);
+}
+
+/// A registered waiter and its id (to take it off again when it times out).
+pub(crate) type Hook = (u64, Arc<dyn Waiter>);
+
+/// Run the waiters taken off a queue; call without holding any queue lock.
+pub(crate) fn fire(hooks: Vec<Hook>) {
+    for (_, h) in hooks {
+        h.wake();
+    }
 }
 
 /// A local queue.
@@ -94,6 +117,9 @@ impl Queue {
                 plain_waiters: 0,
                 filtered_waiters: 0,
                 correl_waiters: HashMap::new(),
+                plain_hooks: VecDeque::new(),
+                filtered_hooks: Vec::new(),
+                correl_hooks: HashMap::new(),
             }),
             cond: Condvar::new(),
             cond_all: Condvar::new(),
@@ -133,8 +159,9 @@ impl Queue {
         }
     }
 
-    /// Wake the waiters a new message with this CorrelId may satisfy (lock held).
-    fn wake_for(&self, st: &QueueState, correl: &MsgId) {
+    /// Wake the waiters a new message with this CorrelId may satisfy (lock held); the
+    /// hooked waiters among them are returned, to be [`fire`]d once the lock is released.
+    fn wake_for(&self, st: &mut QueueState, correl: &MsgId) -> Vec<Hook> {
         if st.plain_waiters > 0 {
             self.cond.notify_one();
         }
@@ -144,36 +171,102 @@ impl Queue {
         if let Some((cv, _)) = st.correl_waiters.get(correl) {
             cv.notify_all();
         }
+        let mut fired = std::mem::take(&mut st.filtered_hooks);
+        if let Some(h) = st.plain_hooks.pop_front() {
+            fired.push(h);
+        }
+        if !st.correl_hooks.is_empty()
+            && let Some(hs) = st.correl_hooks.remove(correl)
+        {
+            fired.extend(hs);
+        }
+        fired
     }
 
-    /// Wake every waiter (delete, alter, shutdown): each re-checks the queue.
-    pub fn wake_all(&self, st: &QueueState) {
+    /// Wake every waiter (delete, alter, shutdown): each re-checks the queue. The hooked
+    /// waiters are returned, to be [`fire`]d once the lock is released.
+    #[must_use]
+    pub fn wake_all(&self, st: &mut QueueState) -> Vec<Hook> {
         self.cond.notify_all();
         self.cond_all.notify_all();
         for (cv, _) in st.correl_waiters.values() {
             cv.notify_all();
         }
+        let mut fired = std::mem::take(&mut st.filtered_hooks);
+        fired.extend(st.plain_hooks.drain(..));
+        for (_, hs) in st.correl_hooks.drain() {
+            fired.extend(hs);
+        }
+        fired
+    }
+
+    /// Wake one plain getter, parked or hooked, to look at the queue again.
+    pub fn wake_one(&self) {
+        let fired = {
+            let mut st = self.state.lock();
+            if st.plain_waiters > 0 {
+                self.cond.notify_one();
+            }
+            st.plain_hooks.pop_front()
+        };
+        fire(fired.into_iter().collect());
+    }
+
+    /// Take the waiter `id` off the queue; false when it is not there (already woken).
+    pub fn unhook(&self, kind: &WaitKind, id: u64) -> bool {
+        let mut st = self.state.lock();
+        match kind {
+            WaitKind::Plain => {
+                let at = st.plain_hooks.iter().position(|h| h.0 == id);
+                at.and_then(|i| st.plain_hooks.remove(i)).is_some()
+            }
+            WaitKind::Filtered => {
+                let at = st.filtered_hooks.iter().position(|h| h.0 == id);
+                at.map(|i| st.filtered_hooks.swap_remove(i)).is_some()
+            }
+            WaitKind::Correl(c) => {
+                let Some(hs) = st.correl_hooks.get_mut(c) else {
+                    return false;
+                };
+                let Some(i) = hs.iter().position(|h| h.0 == id) else {
+                    return false;
+                };
+                hs.swap_remove(i);
+                if hs.is_empty() {
+                    st.correl_hooks.remove(c);
+                }
+                true
+            }
+        }
     }
 
     /// Insert a message that had reserved a place, and wake getters.
     pub fn insert_reserved(&self, key: Key, slot: Slot) {
-        let mut st = self.state.lock();
-        st.reserved = st.reserved.saturating_sub(1);
-        if !st.deleted {
+        let fired = {
+            let mut st = self.state.lock();
+            st.reserved = st.reserved.saturating_sub(1);
+            if st.deleted {
+                return;
+            }
             let correl = slot.msg.md.correl_id;
             st.insert(key, slot);
-            self.wake_for(&st, &correl);
-        }
+            self.wake_for(&mut st, &correl)
+        };
+        fire(fired);
     }
 
     /// Put back a message taken by a get that did not complete.
     pub fn restore(&self, key: Key, slot: Slot) {
-        let mut st = self.state.lock();
-        if !st.deleted {
+        let fired = {
+            let mut st = self.state.lock();
+            if st.deleted {
+                return;
+            }
             let correl = slot.msg.md.correl_id;
             st.insert(key, slot);
-            self.wake_for(&st, &correl);
-        }
+            self.wake_for(&mut st, &correl)
+        };
+        fire(fired);
     }
 
     pub fn unreserve(&self) {
@@ -189,6 +282,15 @@ fn ids_match(o: &GetOptions, m: &Message) -> bool {
 }
 
 impl QueueState {
+    /// Leave a waiter on the queue until a message it may match arrives.
+    pub fn hook(&mut self, kind: &WaitKind, hook: Hook) {
+        match kind {
+            WaitKind::Plain => self.plain_hooks.push_back(hook),
+            WaitKind::Filtered => self.filtered_hooks.push(hook),
+            WaitKind::Correl(c) => self.correl_hooks.entry(*c).or_default().push(hook),
+        }
+    }
+
     pub fn depth(&self) -> usize {
         self.msgs.len()
     }

@@ -24,8 +24,18 @@ pub trait AdminRoutes: Send + Sync {
         path_and_query: &str,
         headers: &[(String, String)],
         body: Bytes,
-    ) -> Option<(u16, Vec<(String, String)>, Bytes)>;
+    ) -> Option<RouteResponse>;
 }
+
+/// An extension's answer.
+pub struct RouteResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+}
+
+/// A Prometheus metric family: name suffix, help text, and the statistic it reports.
+type Family = (&'static str, &'static str, fn(&Snapshot) -> f64);
 
 pub struct AdminState {
     pub deployment: Arc<Deployment>,
@@ -91,7 +101,7 @@ fn esc(s: &str) -> String {
 /// Every flow's and node's statistics in the Prometheus text format.
 pub fn metrics_text(flows: &[Arc<Flow>]) -> String {
     let mut out = String::new();
-    let families: [(&str, &str, fn(&Snapshot) -> f64); 5] = [
+    let families: [Family; 5] = [
         ("invocations_total", "Messages processed.", |s| {
             s.invocations as f64
         }),
@@ -190,7 +200,12 @@ pub async fn handle(
         }
     };
     for ext in &state.extensions {
-        if let Some((status, hs, b)) = ext.handle(&method, &pq, &headers, body.clone()) {
+        if let Some(RouteResponse {
+            status,
+            headers: hs,
+            body: b,
+        }) = ext.handle(&method, &pq, &headers, body.clone())
+        {
             let mut r = respond(status, "application/octet-stream", b);
             for (n, v) in hs {
                 if let (Ok(n), Ok(v)) = (
@@ -203,31 +218,30 @@ pub async fn handle(
             return Ok(r);
         }
     }
-    if method == "PUT" {
-        if let Some(name) = path
+    if method == "PUT"
+        && let Some(name) = path
             .strip_prefix("/api/v1/flows/")
             .and_then(|r| r.strip_suffix("/instances"))
-        {
-            let n = std::str::from_utf8(&body)
-                .ok()
-                .and_then(|t| t.trim().parse::<usize>().ok())
-                .filter(|n| (1..=1024).contains(n));
-            let Some(n) = n else {
-                return Ok(json_response(
-                    400,
-                    &json!({"error": "the body must be a number of instances from 1 to 1024"}),
-                ));
-            };
-            let dep = Arc::clone(&state.deployment);
-            let name = name.to_string();
-            return Ok(
-                match tokio::task::spawn_blocking(move || dep.set_instances(&name, n)).await {
-                    Ok(Ok(())) => json_response(200, &json!({"instances": n})),
-                    Ok(Err(e)) => json_response(404, &json!({"error": e})),
-                    Err(e) => json_response(500, &json!({"error": e.to_string()})),
-                },
-            );
-        }
+    {
+        let n = std::str::from_utf8(&body)
+            .ok()
+            .and_then(|t| t.trim().parse::<usize>().ok())
+            .filter(|n| (1..=1024).contains(n));
+        let Some(n) = n else {
+            return Ok(json_response(
+                400,
+                &json!({"error": "the body must be a number of instances from 1 to 1024"}),
+            ));
+        };
+        let dep = Arc::clone(&state.deployment);
+        let name = name.to_string();
+        return Ok(
+            match tokio::task::spawn_blocking(move || dep.set_instances(&name, n)).await {
+                Ok(Ok(())) => json_response(200, &json!({"instances": n})),
+                Ok(Err(e)) => json_response(404, &json!({"error": e})),
+                Err(e) => json_response(500, &json!({"error": e.to_string()})),
+            },
+        );
     }
     if method != "GET" {
         return Ok(json_response(

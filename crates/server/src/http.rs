@@ -131,7 +131,8 @@ async fn handle(
         body,
         reply: tx,
     };
-    if let Err((why, req)) = state.router.dispatch(request) {
+    if let Err(e) = state.router.dispatch(request) {
+        let (why, req) = *e;
         return Ok(match why {
             RouteError::NotFound => plain(404, format!("no flow serves {}", req.path)),
             RouteError::Unavailable => {

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use sluice_qm::net::AuthConfig;
 use sluice_qm::{QmConfig, QmError, QueueManager};
 
-use crate::admin::AdminRoutes;
+use crate::admin::{AdminRoutes, RouteResponse};
 use crate::settings::Settings;
 
 fn config(settings: &Settings) -> QmConfig {
@@ -68,11 +68,15 @@ impl AdminRoutes for RestMessaging {
         path: &str,
         headers: &[(String, String)],
         body: Bytes,
-    ) -> Option<(u16, Vec<(String, String)>, Bytes)> {
+    ) -> Option<RouteResponse> {
         if !path.starts_with("/ibmmq/rest/v1/") {
             return None;
         }
         let r = sluice_qm::rest::handle(&self.0, method, path, headers, body);
-        Some((r.status, r.headers, r.body))
+        Some(RouteResponse {
+            status: r.status,
+            headers: r.headers,
+            body: r.body,
+        })
     }
 }

@@ -7,7 +7,6 @@
 //! message with [`Module::run`].
 
 // `NodeError` is the node API's error type, returned by value across the whole workspace.
-#![allow(clippy::result_large_err)]
 
 mod compile;
 mod convert;

@@ -3,7 +3,6 @@
 //! once per project and shared by the nodes that name its modules.
 
 // `NodeError` is the node API's error type, returned by value across the whole workspace.
-#![allow(clippy::result_large_err)]
 
 mod compute;
 mod database;

@@ -86,7 +86,7 @@ impl HttpRouter {
             p.retain(|(x, _)| x != prefix);
             p.push((prefix.to_string(), route));
             // Longest prefix first, so the most specific wins.
-            p.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+            p.sort_by_key(|r| std::cmp::Reverse(r.0.len()));
         } else {
             self.exact.write().insert(path.to_string(), route);
         }
@@ -107,7 +107,7 @@ impl HttpRouter {
     }
 
     /// Hand a request to the flow serving its path; gives the request back when none does.
-    pub fn dispatch(&self, req: HttpRequest) -> Result<(), (RouteError, HttpRequest)> {
+    pub fn dispatch(&self, req: HttpRequest) -> Result<(), Box<(RouteError, HttpRequest)>> {
         let sender = {
             let e = self.exact.read();
             match e.get(&req.path) {
@@ -121,10 +121,10 @@ impl HttpRouter {
             }
         };
         match sender {
-            None => Err((RouteError::NotFound, req)),
+            None => Err(Box::new((RouteError::NotFound, req))),
             Some(s) => s
                 .send(req)
-                .map_err(|e| (RouteError::Unavailable, e.into_inner())),
+                .map_err(|e| Box::new((RouteError::Unavailable, e.into_inner()))),
         }
     }
 }

@@ -226,25 +226,25 @@ pub fn from_tree(msg: &mut Message, body: Bytes) -> Result<sluice_qm::Message, N
             }
         }
     }
-    if let Some(rfh) = t.child_named(r, None, b"MQRFH2", 0)? {
-        if let Some(usr) = t.child_named(rfh, None, b"usr", 0)? {
-            for f in t.children(usr)? {
-                let name = String::from_utf8_lossy(t.name_bytes(f)).into_owned();
-                let v = match t.value(f) {
-                    Value::Boolean(b) => PropertyValue::Bool(b),
-                    Value::Integer(i) => PropertyValue::Int(i),
-                    Value::Float(x) => PropertyValue::Float(x),
-                    Value::Blob(x) => PropertyValue::Bytes(Bytes::copy_from_slice(t.bytes(x))),
-                    Value::Null => continue,
-                    other => match other {
-                        Value::Character(x) | Value::Decimal(x) => {
-                            PropertyValue::String(String::from_utf8_lossy(t.bytes(x)).into_owned())
-                        }
-                        _ => continue,
-                    },
-                };
-                props.push((name, v));
-            }
+    if let Some(rfh) = t.child_named(r, None, b"MQRFH2", 0)?
+        && let Some(usr) = t.child_named(rfh, None, b"usr", 0)?
+    {
+        for f in t.children(usr)? {
+            let name = String::from_utf8_lossy(t.name_bytes(f)).into_owned();
+            let v = match t.value(f) {
+                Value::Boolean(b) => PropertyValue::Bool(b),
+                Value::Integer(i) => PropertyValue::Int(i),
+                Value::Float(x) => PropertyValue::Float(x),
+                Value::Blob(x) => PropertyValue::Bytes(Bytes::copy_from_slice(t.bytes(x))),
+                Value::Null => continue,
+                other => match other {
+                    Value::Character(x) | Value::Decimal(x) => {
+                        PropertyValue::String(String::from_utf8_lossy(t.bytes(x)).into_owned())
+                    }
+                    _ => continue,
+                },
+            };
+            props.push((name, v));
         }
     }
     Ok(sluice_qm::Message {

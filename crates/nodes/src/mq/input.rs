@@ -126,12 +126,12 @@ impl MqInput {
             }
         };
         let mut uow = uow;
-        if self.mode == Mode::Automatic && m.md.persistence != sluice_qm::Persistence::Persistent {
-            if let Some(u) = uow.take() {
-                if let Err(error) = u.commit() {
-                    tracing::error!(%error, queue = %self.queue, "Failed to commit a non-persistent get.");
-                }
-            }
+        if self.mode == Mode::Automatic
+            && m.md.persistence != sluice_qm::Persistence::Persistent
+            && let Some(u) = uow.take()
+            && let Err(error) = u.commit()
+        {
+            tracing::error!(%error, queue = %self.queue, "Failed to commit a non-persistent get.");
         }
         runner.record_input_bytes(m.body.len() as u64);
         let (threshold, boq) = self.backout_threshold();
@@ -189,10 +189,10 @@ impl MqInput {
                 if let Err(e) = inv.commit() {
                     tracing::error!(error = %e, flow = %self.flow, "Failed to commit the invocation's resources.");
                 }
-                if let Some(u) = uow {
-                    if let Err(error) = u.commit() {
-                        tracing::error!(%error, flow = %self.flow, "Failed to commit the unit of work.");
-                    }
+                if let Some(u) = uow
+                    && let Err(error) = u.commit()
+                {
+                    tracing::error!(%error, flow = %self.flow, "Failed to commit the unit of work.");
                 }
             }
             Err(e) => {

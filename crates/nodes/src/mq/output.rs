@@ -186,10 +186,10 @@ impl MqOutput {
                         if le.name_bytes(d) != b"DestinationData" {
                             continue;
                         }
-                        if let Some(q) = le.child_named(d, None, b"queueName", 0)? {
-                            if let Some(v) = le.value_bytes(q) {
-                                out.push(String::from_utf8_lossy(v).trim().to_string());
-                            }
+                        if let Some(q) = le.child_named(d, None, b"queueName", 0)?
+                            && let Some(v) = le.value_bytes(q)
+                        {
+                            out.push(String::from_utf8_lossy(v).trim().to_string());
                         }
                     }
                 }

@@ -7,6 +7,7 @@ mod client;
 mod server;
 #[cfg(feature = "tls")]
 pub mod tls;
+mod waiter;
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -159,6 +160,11 @@ impl Out {
         } else {
             write_frame(&mut self.buf, id, code, head, tail)
         }
+    }
+
+    /// Hand over what is pending (whole frames), to be sent by someone else.
+    pub fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
     }
 
     /// Send everything pending.

@@ -19,6 +19,8 @@ use crate::manager::QueueManager;
 use crate::model::{BrowseCursor, GetOptions, PutOptions, QueueDef};
 use crate::uow::UnitOfWork;
 
+use super::waiter::{GetWait, Shared};
+
 /// A running server; dropping it (or [`Server::stop`]) stops accepting.
 pub struct Server {
     addr: SocketAddr,
@@ -32,6 +34,15 @@ type TlsCfg = Option<Arc<rustls::ServerConfig>>;
 #[derive(Clone, Default)]
 struct TlsCfg {
     _none: (),
+}
+
+#[cfg(feature = "tls")]
+fn tls_off(tls: &TlsCfg) -> bool {
+    tls.is_none()
+}
+#[cfg(not(feature = "tls"))]
+fn tls_off(_: &TlsCfg) -> bool {
+    true
 }
 
 fn wrap(tls: &TlsCfg, tcp: TcpStream) -> io::Result<BoxStream> {
@@ -148,6 +159,11 @@ fn accept_loop(
                 let _ = stream.set_nodelay(true);
                 let mut conn = Conn::new(qm, auth);
                 conn.probe = stream.try_clone().ok();
+                // Over plain TCP a waiting get is answered by the thread whose put satisfies
+                // it, writing to this socket; TLS keeps the wait on this thread.
+                if tls_off(&tls) {
+                    conn.shared = stream.try_clone().ok().map(Shared::new);
+                }
                 let res = wrap(&tls, stream).and_then(|s| conn.serve(s));
                 if let Err(e) = res {
                     tracing::debug!("connection {peer:?} ended: {e}");
@@ -169,6 +185,13 @@ struct Conn {
     last_failed: bool,
     /// A handle on the raw socket to notice a client leaving during a long wait.
     probe: Option<TcpStream>,
+    /// Write side shared with gets waiting without this thread (plain TCP only).
+    shared: Option<Arc<Shared>>,
+    /// A get of this connection waiting on a queue; its answer is written by another thread.
+    waiting: Option<Arc<GetWait>>,
+    /// Set by a get that found nothing and may wait without this thread: queue, options
+    /// (without the wait) and how long.
+    park: Option<(String, GetOptions, Duration)>,
 }
 
 /// Longest single wait before checking that the client is still there.
@@ -197,6 +220,9 @@ impl Conn {
             dynamic: Vec::new(),
             last_failed: false,
             probe: None,
+            shared: None,
+            waiting: None,
+            park: None,
         }
     }
 
@@ -215,6 +241,13 @@ impl Conn {
             let Some((id, code, payload)) = super::read_frame_limited(&mut r, limit)? else {
                 return Ok(());
             };
+            // A request sent while a get still waits is answered after it, in order.
+            if self.waiting.is_some() {
+                match self.settle() {
+                    Some(failed) => self.last_failed = failed,
+                    None => return Ok(()),
+                }
+            }
             head.clear();
             let skip = code == op::GET
                 && self.last_failed
@@ -233,6 +266,15 @@ impl Conn {
                 self.handle(code, payload, &mut head)
             };
             self.last_failed = result.is_err();
+            if let (Some((queue, opts, wait)), Some(sh)) = (self.park.take(), &self.shared) {
+                // The get's answer is written by whichever thread satisfies it (or by the
+                // timer), together with the answers owed before it (a pipelined put's), so
+                // the client gets both in one read as when this thread waited.
+                let owed = out.take();
+                let sh = sh.clone();
+                self.waiting = Some(GetWait::start(&self.qm, &sh, owed, id, queue, opts, wait));
+                continue;
+            }
             match result {
                 Ok(body) => out.frame(r.get_mut(), id, STATUS_OK, &head, &body)?,
                 Err(e) => {
@@ -384,6 +426,18 @@ impl Conn {
             ms => Some(Duration::from_millis(u64::from(ms))),
         };
         let qm = self.qm.clone();
+        // Over plain TCP a get outside syncpoint that must wait does not keep this thread.
+        if let Some(wait) = o.wait
+            && flags & (F_BROWSE | F_SYNCPOINT) == 0
+            && self.shared.is_some()
+        {
+            o.wait = None;
+            let Some(m) = qm.get(&queue, &o)? else {
+                self.park = Some((queue, o, wait));
+                return Ok(Bytes::new());
+            };
+            return Ok(reply_message(m, None, out));
+        }
         let total = o.wait;
         let start = Instant::now();
         let mut c = BrowseCursor::from_wire(cursor);
@@ -417,16 +471,19 @@ impl Conn {
                 out.push(0);
                 Ok(Bytes::new())
             }
-            Some(m) => {
-                out.push(1);
-                let (p, s) = cur.unwrap_or((0, 0));
-                out.push(p);
-                out.extend_from_slice(&s.to_le_bytes());
-                codec::encode_head(&m, out);
-                Ok(m.body)
-            }
+            Some(m) => Ok(reply_message(m, cur, out)),
         }
     }
+}
+
+/// Encode a GET answer carrying `m` (head to `out`, the body returned to go after it).
+fn reply_message(m: crate::model::Message, cursor: Option<(u8, u64)>, out: &mut Vec<u8>) -> Bytes {
+    out.push(1);
+    let (p, s) = cursor.unwrap_or((0, 0));
+    out.push(p);
+    out.extend_from_slice(&s.to_le_bytes());
+    codec::encode_head(&m, out);
+    m.body
 }
 
 impl Conn {
@@ -443,8 +500,26 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// Wait for the waiting get's answer to be out; `None` when the peer left first (the
+    /// wait is then dropped).
+    fn settle(&mut self) -> Option<bool> {
+        let (Some(w), Some(sh)) = (self.waiting.take(), self.shared.clone()) else {
+            return Some(self.last_failed);
+        };
+        let r = sh.settle(WAIT_SLICE, || self.peer_closed());
+        if r.is_none() {
+            w.cancel();
+        }
+        r
+    }
+}
+
 impl Drop for Conn {
     fn drop(&mut self) {
+        if let Some(w) = self.waiting.take() {
+            w.cancel();
+        }
         // A connection that ends backs out its unit of work and deletes its temporary
         // dynamic queues, as MQ does at disconnect.
         if let Some(u) = self.uow.take() {

@@ -94,7 +94,7 @@ impl From<TreeError> for RtError {
     fn from(e: TreeError) -> RtError {
         let ne = NodeError::from(e);
         RtError {
-            exception: Box::new(ne.exception),
+            exception: ne.exception,
             sqlstate: "S00000".into(),
             native: 0,
             passed_up: false,
@@ -624,7 +624,7 @@ fn same_type(v: &Value, t: scalar::DataType) -> bool {
 
 /// The node error for a runtime error, naming the ESQL file and line.
 pub(crate) fn ex_to_node_error(prog: &Compiled, e: RtError, file: u32, line: u32) -> NodeError {
-    let mut exc = *e.exception;
+    let mut exc = e.exception;
     if e.passed_up {
         return NodeError {
             exception: exc,
@@ -639,5 +639,8 @@ pub(crate) fn ex_to_node_error(prog: &Compiled, e: RtError, file: u32, line: u32
             .unwrap_or_default();
         exc.line = line;
     }
-    NodeError::from(exc)
+    NodeError {
+        exception: exc,
+        passed_up: false,
+    }
 }

@@ -295,7 +295,9 @@ impl<'a> Exec<'a> {
         let name: &[u8] = match (s.name.as_ref(), s.ty) {
             (Some(n), _) => n,
             (None, Some(_)) => b"",
-            (None, None) => return Err(RtError::general("cannot create a field whose name is `*`")),
+            (None, None) => {
+                return Err(RtError::general("cannot create a field whose name is `*`"));
+            }
         };
         let ns = s.ns.clone().unwrap_or(Cow::Borrowed(&b""[..]));
         let ty = s.ty.unwrap_or(field_type::NAME);

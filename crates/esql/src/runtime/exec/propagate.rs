@@ -89,7 +89,7 @@ impl<'a> Exec<'a> {
             self.trees[trees::OUT_EXCEPTION as usize] = c;
         }
         r.map_err(|e| RtError {
-            exception: Box::new(e.exception),
+            exception: e.exception,
             sqlstate: "S00000".into(),
             native: 0,
             passed_up: e.passed_up,

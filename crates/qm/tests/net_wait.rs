@@ -1,0 +1,182 @@
+//! Gets that wait over the network: answered by the put that satisfies them, by the
+//! deadline, by the queue going away, and dropped cleanly when their client leaves.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use sluice_qm::net::{AuthConfig, Client, Credentials, Server};
+use sluice_qm::*;
+
+fn server() -> (std::sync::Arc<QueueManager>, Server) {
+    let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
+    let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
+    (qm, s)
+}
+
+fn client(s: &Server) -> Client {
+    Client::connect(&s.local_addr().to_string(), Credentials::default()).expect("connect")
+}
+
+/// One request frame built by hand (see PROTOCOL.md).
+fn frame(id: u32, op: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = ((5 + payload.len()) as u32).to_le_bytes().to_vec();
+    f.extend_from_slice(&id.to_le_bytes());
+    f.push(op);
+    f.extend_from_slice(payload);
+    f
+}
+
+fn get_payload(queue: &str, flags: u8, wait_ms: u32) -> Vec<u8> {
+    let mut p = (queue.len() as u16).to_le_bytes().to_vec();
+    p.extend_from_slice(queue.as_bytes());
+    p.push(flags);
+    p.extend_from_slice(&wait_ms.to_le_bytes());
+    p.push(0); // no match ids
+    p.push(0); // no browse cursor
+    p
+}
+
+/// Read one response frame: (id, status).
+fn read_answer(s: &mut TcpStream) -> (u32, u8) {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).expect("length");
+    let mut rest = vec![0u8; u32::from_le_bytes(len) as usize];
+    s.read_exact(&mut rest).expect("frame");
+    (u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]), rest[4])
+}
+
+#[test]
+fn a_waiting_get_times_out_no_earlier_than_asked() {
+    let (qm, s) = server();
+    qm.define(QueueDef::local("Q")).expect("define");
+    let mut c = client(&s);
+    let t = Instant::now();
+    let got = c
+        .get("Q", &GetOptions::new().wait(Duration::from_millis(300)))
+        .expect("get");
+    let took = t.elapsed();
+    assert!(got.is_none());
+    assert!(took >= Duration::from_millis(300), "returned after {took:?}");
+    assert!(took < Duration::from_secs(3), "returned after {took:?}");
+    // The connection goes on normally after a wait ran out.
+    c.put("Q", &Message::new("next"), &PutOptions::default())
+        .expect("put");
+    assert_eq!(c.depth("Q").expect("depth"), 1);
+}
+
+#[test]
+fn waiting_gets_are_answered_by_puts_from_other_connections() {
+    let (qm, s) = server();
+    qm.define(QueueDef::local("Q")).expect("define");
+    qm.define(QueueDef::local("P")).expect("define");
+    let addr = s.local_addr().to_string();
+    // 16 waiters by CorrelId on one queue and 4 plain waiters on another, each on its own
+    // connection.
+    let correl: Vec<_> = (0..16u8)
+        .map(|i| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect(&addr, Credentials::default()).expect("connect");
+                let mut id = [0u8; 24];
+                id[0] = i + 1;
+                let o = GetOptions::new()
+                    .correl_id(id)
+                    .wait(Duration::from_secs(20));
+                let m = c.get("Q", &o).expect("get").expect("message");
+                assert_eq!(m.md.correl_id, id);
+                assert_eq!(&m.body[..], format!("for {i}").as_bytes());
+            })
+        })
+        .collect();
+    let plain: Vec<_> = (0..4)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::connect(&addr, Credentials::default()).expect("connect");
+                let o = GetOptions::new().wait(Duration::from_secs(20));
+                let m = c.get("P", &o).expect("get").expect("message");
+                assert_eq!(&m.body[..], b"plain");
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut p = client(&s);
+    for i in 0..16u8 {
+        let mut m = Message::new(format!("for {i}"));
+        m.md.correl_id[0] = i + 1;
+        p.put("Q", &m, &PutOptions::default()).expect("put");
+    }
+    for _ in 0..4 {
+        p.put("P", &Message::new("plain"), &PutOptions::default())
+            .expect("put");
+    }
+    for h in correl.into_iter().chain(plain) {
+        h.join().expect("waiter");
+    }
+    assert_eq!(qm.depth("Q").expect("depth"), 0);
+    assert_eq!(qm.depth("P").expect("depth"), 0);
+}
+
+#[test]
+fn a_client_leaving_during_a_wait_does_not_swallow_the_next_message() {
+    let (qm, s) = server();
+    qm.define(QueueDef::local("Q")).expect("define");
+    let mut raw = TcpStream::connect(s.local_addr()).expect("connect");
+    raw.write_all(&frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]))
+        .expect("connect frame");
+    assert_eq!(read_answer(&mut raw), (1, 0));
+    raw.write_all(&frame(2, 10, &get_payload("Q", 0, 60_000)))
+        .expect("waiting get");
+    std::thread::sleep(Duration::from_millis(100));
+    drop(raw);
+    std::thread::sleep(Duration::from_millis(200));
+    qm.put("Q", Message::new("kept"), &PutOptions::default())
+        .expect("put");
+    let m = client(&s)
+        .get("Q", &GetOptions::new().wait(Duration::from_secs(5)))
+        .expect("get")
+        .expect("the message is still there");
+    assert_eq!(&m.body[..], b"kept");
+}
+
+#[test]
+fn a_request_sent_behind_a_waiting_get_is_answered_after_it() {
+    let (qm, s) = server();
+    qm.define(QueueDef::local("Q")).expect("define");
+    let mut raw = TcpStream::connect(s.local_addr()).expect("connect");
+    raw.write_all(&frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]))
+        .expect("connect frame");
+    assert_eq!(read_answer(&mut raw), (1, 0));
+    let mut two = frame(2, 10, &get_payload("Q", 0, 300));
+    two.extend(frame(3, 7, &[1, 0, b'Q'])); // DEPTH Q
+    raw.write_all(&two).expect("get then depth");
+    let t = Instant::now();
+    assert_eq!(read_answer(&mut raw), (2, 0));
+    assert!(t.elapsed() >= Duration::from_millis(250));
+    assert_eq!(read_answer(&mut raw), (3, 0));
+}
+
+#[test]
+fn deleting_or_shutting_down_answers_waiting_gets() {
+    let (qm, s) = server();
+    qm.define(QueueDef::local("GONE")).expect("define");
+    qm.define(QueueDef::local("STAY")).expect("define");
+    let addr = s.local_addr().to_string();
+    let waiter = |q: &'static str| {
+        let addr = addr.clone();
+        std::thread::spawn(move || {
+            let mut c = Client::connect(&addr, Credentials::default()).expect("connect");
+            c.get(q, &GetOptions::new().wait(Duration::from_secs(60)))
+                .map_err(|e| e.reason_code())
+        })
+    };
+    let (gone, stay) = (waiter("GONE"), waiter("STAY"));
+    std::thread::sleep(Duration::from_millis(200));
+    let t = Instant::now();
+    qm.delete("GONE", false).expect("delete");
+    assert_eq!(gone.join().expect("join"), Err(2085));
+    qm.shutdown();
+    assert!(stay.join().expect("join").is_err());
+    assert!(t.elapsed() < Duration::from_secs(10));
+}
