@@ -45,8 +45,23 @@ enum Command {
     Nodes,
     /// Queues and messages of a running server's queue manager.
     Qm(qm_cli::QmArgs),
+    /// ESQL tools.
+    Esql {
+        #[command(subcommand)]
+        command: EsqlCommand,
+    },
     /// Measure flows the way the reference reports do (a suite, or one measurement).
     Bench(sluice_bench::cli::BenchArgs),
+}
+
+#[derive(Subcommand)]
+enum EsqlCommand {
+    /// Compile ESQL files (or every .esql file under folders) without running them; one line per
+    /// file, `PATH: ok` or `PATH:LINE:COL: error: MESSAGE` with an excerpt.
+    Check {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -98,6 +113,17 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Command::Esql {
+            command: EsqlCommand::Check { paths },
+        } => {
+            let (report, ok) = sluice_esql::runtime::check_paths(&paths);
+            print!("{report}");
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
         Command::Bench(args) => {
             let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("sluice"));
             let mut out = std::io::stdout().lock();
