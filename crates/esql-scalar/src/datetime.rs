@@ -4,6 +4,7 @@
 //! Calendar arithmetic is proleptic Gregorian on day numbers counted from
 //! 1970-01-01, which keeps every operation total and panic-free.
 
+use sluice_tree::text_form;
 use std::fmt;
 
 use crate::error::ScalarError;
@@ -101,15 +102,11 @@ impl Date {
 
     /// Days since 1970-01-01 (negative before it).
     pub fn to_days(&self) -> i64 {
-        // Howard Hinnant's days_from_civil.
-        let y = i64::from(self.year) - i64::from(self.month <= 2);
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let m = i64::from(self.month);
-        let mp = if m > 2 { m - 3 } else { m + 9 };
-        let doy = (153 * mp + 2) / 5 + i64::from(self.day) - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        era * 146_097 + doe - 719_468
+        text_form::days_from_civil(
+            i64::from(self.year),
+            u32::from(self.month),
+            u32::from(self.day),
+        )
     }
 
     /// The date `days` after 1970-01-01; errors outside 0001–9999.
@@ -120,16 +117,8 @@ impl Date {
                 "day number {days} is outside the years 0001 to 9999"
             )));
         }
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = doy - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        Date::new(year, month, day)
+        let (year, month, day) = text_form::civil_from_days(days);
+        Date::new(year, i64::from(month), i64::from(day))
     }
 
     /// Day of the week as ESQL numbers it: 1 = Sunday … 7 = Saturday.

@@ -2,38 +2,7 @@
 //! an upper-case `E`, a signed exponent, at most 15 significant digits and no
 //! trailing zeros (`0.48` → `4.8E-1`, `1.0` → `1E+0`, `0` → `0E+0`).
 
-/// Formats a FLOAT the way `CAST(f AS CHARACTER)` does.
-pub fn format_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_string();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "INF".to_string()
-        } else {
-            "-INF".to_string()
-        };
-    }
-    if f == 0.0 {
-        return "0E+0".to_string();
-    }
-    // Rust's `{:.14e}` rounds to 15 significant digits (half-even on the exact
-    // binary value), e.g. "1.29408000000000e2".
-    let rendered = format!("{f:.14e}");
-    let Some((mantissa, exponent)) = rendered.split_once('e') else {
-        return rendered;
-    };
-    let mantissa = if mantissa.contains('.') {
-        mantissa.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        mantissa
-    };
-    let (sign, digits) = match exponent.strip_prefix('-') {
-        Some(d) => ('-', d),
-        None => ('+', exponent),
-    };
-    format!("{mantissa}E{sign}{digits}")
-}
+pub use sluice_tree::text_form::format_float;
 
 #[cfg(test)]
 mod tests {

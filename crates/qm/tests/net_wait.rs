@@ -43,7 +43,10 @@ fn read_answer(s: &mut TcpStream) -> (u32, u8) {
     s.read_exact(&mut len).expect("length");
     let mut rest = vec![0u8; u32::from_le_bytes(len) as usize];
     s.read_exact(&mut rest).expect("frame");
-    (u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]), rest[4])
+    (
+        u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]),
+        rest[4],
+    )
 }
 
 #[test]
@@ -57,7 +60,10 @@ fn a_waiting_get_times_out_no_earlier_than_asked() {
         .expect("get");
     let took = t.elapsed();
     assert!(got.is_none());
-    assert!(took >= Duration::from_millis(300), "returned after {took:?}");
+    assert!(
+        took >= Duration::from_millis(300),
+        "returned after {took:?}"
+    );
     assert!(took < Duration::from_secs(3), "returned after {took:?}");
     // The connection goes on normally after a wait ran out.
     c.put("Q", &Message::new("next"), &PutOptions::default())

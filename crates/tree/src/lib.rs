@@ -6,6 +6,7 @@ mod debug;
 pub mod error;
 pub mod field_type;
 pub mod text;
+pub mod text_form;
 mod tree;
 pub mod value;
 pub mod xpath;

@@ -25,15 +25,9 @@ fn blob(t: &mut Tree, parent: NodeId, name: &'static str, b: &[u8]) -> Result<No
 /// `YYYYMMDD` → days since 1970-01-01.
 fn put_date(s: &str) -> Option<i32> {
     let y: i64 = s.get(0..4)?.parse().ok()?;
-    let m: i64 = s.get(4..6)?.parse().ok()?;
-    let d: i64 = s.get(6..8)?.parse().ok()?;
-    // Days from civil (proleptic Gregorian).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some((era * 146_097 + doe - 719_468) as i32)
+    let m: u32 = s.get(4..6)?.parse().ok()?;
+    let d: u32 = s.get(6..8)?.parse().ok()?;
+    Some(sluice_tree::text_form::days_from_civil(y, m, d) as i32)
 }
 
 /// `HHMMSSTH` → microseconds since midnight.

@@ -4,6 +4,7 @@
 
 use std::io::Write as _;
 
+use sluice_tree::text_form;
 use sluice_tree::{Tree, TreeError, Value};
 
 use crate::json::error::serialize_error;
@@ -99,6 +100,8 @@ pub(crate) fn write_integer(out: &mut Vec<u8>, i: i64) {
 
 /// Write a FLOAT as the product does: a mantissa with at least one fractional digit, `E`, a sign
 /// and the exponent (`1.5E+0`, `-2.0E-7`). Uses the shortest digits that read back exactly.
+/// A FLOAT as the shortest JSON number that reads back as the same double (JSON users expect
+/// their numbers back exactly), in the product's exponent form: `1.5E+0`.
 pub(crate) fn write_float(out: &mut Vec<u8>, f: f64) -> Result<(), TreeError> {
     if !f.is_finite() {
         return Err(serialize_error(format!(
@@ -167,73 +170,6 @@ pub(crate) fn is_json_number(s: &[u8]) -> bool {
     i == s.len()
 }
 
-/// Civil date (year, month, day) of a day count from 1970-01-01 (proleptic Gregorian).
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-fn write_date(out: &mut Vec<u8>, days: i64) {
-    let (y, m, d) = civil(days);
-    let _ = write!(out, "{y:04}-{m:02}-{d:02}");
-}
-
-fn write_time(out: &mut Vec<u8>, micros_of_day: i64) {
-    let t = micros_of_day.rem_euclid(86_400_000_000);
-    let (s, us) = (t / 1_000_000, t % 1_000_000);
-    let _ = write!(
-        out,
-        "{:02}:{:02}:{:02}.{us:06}",
-        s / 3600,
-        s / 60 % 60,
-        s % 60
-    );
-}
-
-fn write_timestamp(out: &mut Vec<u8>, micros: i64) {
-    write_date(out, micros.div_euclid(86_400_000_000));
-    out.push(b' ');
-    write_time(out, micros.rem_euclid(86_400_000_000));
-}
-
-/// An interval as an ISO 8601 duration (`P1Y2M`, `-P3DT4H5M6.000007S`).
-fn write_interval(out: &mut Vec<u8>, months: i32, micros: i64) {
-    let neg = months < 0 || (months == 0 && micros < 0);
-    if neg {
-        out.push(b'-');
-    }
-    out.push(b'P');
-    let months = i64::from(months).unsigned_abs();
-    let micros = micros.unsigned_abs();
-    if months >= 12 {
-        let _ = write!(out, "{}Y", months / 12);
-    }
-    if months % 12 != 0 {
-        let _ = write!(out, "{}M", months % 12);
-    }
-    let days = micros / 86_400_000_000;
-    if days != 0 {
-        let _ = write!(out, "{days}D");
-    }
-    let rest = micros % 86_400_000_000;
-    if rest != 0 || (months == 0 && days == 0) {
-        let (s, us) = (rest / 1_000_000, rest % 1_000_000);
-        let _ = write!(out, "T{}H{}M{}", s / 3600, s / 60 % 60, s % 60);
-        if us != 0 {
-            let _ = write!(out, ".{us:06}");
-        }
-        out.push(b'S');
-    }
-}
-
 /// Write a scalar value as JSON.
 pub(crate) fn write_value(tree: &Tree, v: Value, out: &mut Vec<u8>) -> Result<(), TreeError> {
     match v {
@@ -253,34 +189,16 @@ pub(crate) fn write_value(tree: &Tree, v: Value, out: &mut Vec<u8>) -> Result<()
             out.extend_from_slice(s);
         }
         Value::Character(t) | Value::Bit(t) => write_string(out, tree.bytes(t))?,
-        Value::Blob(t) => {
-            let b = tree.bytes(t);
-            out.reserve(b.len() * 2 + 2);
+        Value::Blob(_)
+        | Value::Date(_)
+        | Value::Time(_)
+        | Value::GmtTime(_)
+        | Value::Timestamp(_)
+        | Value::GmtTimestamp(_)
+        | Value::Interval { .. } => {
+            // These text forms hold nothing that needs escaping.
             out.push(b'"');
-            for &x in b {
-                out.push(HEX[(x >> 4) as usize]);
-                out.push(HEX[(x & 15) as usize]);
-            }
-            out.push(b'"');
-        }
-        Value::Date(d) => {
-            out.push(b'"');
-            write_date(out, i64::from(d));
-            out.push(b'"');
-        }
-        Value::Time(t) | Value::GmtTime(t) => {
-            out.push(b'"');
-            write_time(out, t);
-            out.push(b'"');
-        }
-        Value::Timestamp(t) | Value::GmtTimestamp(t) => {
-            out.push(b'"');
-            write_timestamp(out, t);
-            out.push(b'"');
-        }
-        Value::Interval { months, micros, .. } => {
-            out.push(b'"');
-            write_interval(out, months, micros);
+            text_form::write_value(tree, v, out);
             out.push(b'"');
         }
     }

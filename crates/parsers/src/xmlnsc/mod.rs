@@ -28,7 +28,6 @@ mod build;
 mod content;
 mod document;
 pub mod field_type;
-mod format;
 mod lexer;
 mod scope;
 mod skip;

@@ -12,9 +12,9 @@ use sluice_tree::{NodeId, Tree, TreeError, Value};
 use super::DOMAIN;
 use super::field_type as ft;
 use super::flags;
-use super::format::value_text;
 use super::scope::decl_prefix;
 use super::text::{escape_attr, escape_text, write_cdata};
+use sluice_tree::text_form::write_value as value_text;
 
 /// Deepest tree the writer descends (parsed trees are limited far below this).
 const MAX_WRITE_DEPTH: usize = 2000;

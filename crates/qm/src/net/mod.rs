@@ -1,7 +1,9 @@
 //! The client protocol: length-prefixed binary frames over TCP (see `PROTOCOL.md`).
 //!
-//! [`Server`] serves a [`crate::QueueManager`] with one OS thread per connection, so a get
-//! that waits blocks only its own connection; [`Client`] is the synchronous client.
+//! [`Server`] serves a [`crate::QueueManager`] with one thread per connection reading its
+//! requests; a get outside syncpoint that has to wait does not keep that thread (see
+//! `waiter`): it is answered by the thread whose put satisfies it. [`Client`] is the
+//! synchronous client.
 
 mod client;
 mod server;

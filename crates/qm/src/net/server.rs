@@ -1,4 +1,6 @@
-//! Client-protocol server: one thread per connection over the synchronous queue manager API.
+//! Client-protocol server: one thread per connection reads and runs its requests over the
+//! queue manager API; over plain TCP a get outside syncpoint that must wait is handed to a
+//! [`GetWait`] hooked on the queue, so the thread goes back to its socket.
 
 use std::io::{self, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -518,6 +520,10 @@ impl Conn {
 impl Drop for Conn {
     fn drop(&mut self) {
         if let Some(w) = self.waiting.take() {
+            // A thread answering the wait right now must not block on a peer that left.
+            if let Some(sh) = &self.shared {
+                sh.shutdown();
+            }
             w.cancel();
         }
         // A connection that ends backs out its unit of work and deletes its temporary

@@ -46,6 +46,11 @@ impl Shared {
         })
     }
 
+    /// Close the socket both ways (the connection is over).
+    pub fn shutdown(&self) {
+        let _ = self.sock.shutdown(std::net::Shutdown::Both);
+    }
+
     /// Block until no get is waiting, checking every `slice` with `gone` whether the peer
     /// left; returns whether the answered get failed, or `None` when the peer left first.
     pub fn settle(&self, slice: Duration, gone: impl Fn() -> bool) -> Option<bool> {

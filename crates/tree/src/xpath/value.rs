@@ -83,18 +83,16 @@ pub fn append_value(tree: &Tree, v: Value, out: &mut String) {
                 let _ = write!(out, "{b:02x}");
             }
         }
-        Value::Date(days) => write_date(out, days),
-        Value::Time(us) => write_time(out, us),
-        Value::GmtTime(us) => {
-            write_time(out, us);
-            out.push('Z');
+        Value::Date(_)
+        | Value::Time(_)
+        | Value::GmtTime(_)
+        | Value::Timestamp(_)
+        | Value::GmtTimestamp(_)
+        | Value::Interval { .. } => {
+            let mut bytes = Vec::new();
+            crate::xpath::tree_api::text_form::write_value(tree, v, &mut bytes);
+            out.push_str(&String::from_utf8_lossy(&bytes));
         }
-        Value::Timestamp(us) => write_timestamp(out, us),
-        Value::GmtTimestamp(us) => {
-            write_timestamp(out, us);
-            out.push('Z');
-        }
-        Value::Interval { months, micros, .. } => write_interval(out, months, micros),
     }
 }
 
@@ -105,96 +103,6 @@ pub fn value_number(tree: &Tree, v: Value) -> Option<f64> {
         Value::Float(f) => Some(f),
         Value::Decimal(t) => Some(string_to_number(&tree.str(t))),
         _ => None,
-    }
-}
-
-const MICROS_PER_DAY: i64 = 86_400_000_000;
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-fn write_date(out: &mut String, days: i32) {
-    let (y, m, d) = civil_from_days(i64::from(days));
-    let _ = write!(out, "{y:04}-{m:02}-{d:02}");
-}
-
-fn write_time(out: &mut String, micros: i64) {
-    let us = micros.rem_euclid(MICROS_PER_DAY);
-    let secs = us / 1_000_000;
-    let frac = us % 1_000_000;
-    let _ = write!(
-        out,
-        "{:02}:{:02}:{:02}",
-        secs / 3600,
-        (secs / 60) % 60,
-        secs % 60
-    );
-    if frac != 0 {
-        let f = format!("{frac:06}");
-        let _ = write!(out, ".{}", f.trim_end_matches('0'));
-    }
-}
-
-fn write_timestamp(out: &mut String, micros: i64) {
-    let days = micros.div_euclid(MICROS_PER_DAY);
-    let (y, m, d) = civil_from_days(days);
-    let _ = write!(out, "{y:04}-{m:02}-{d:02}T");
-    write_time(out, micros.rem_euclid(MICROS_PER_DAY));
-}
-
-/// An interval as an XML Schema duration, for example `-P1Y2M3DT4H5M6.5S`.
-fn write_interval(out: &mut String, months: i32, micros: i64) {
-    let negative = months < 0 || (months == 0 && micros < 0);
-    if negative {
-        out.push('-');
-    }
-    out.push('P');
-    let months = i64::from(months).unsigned_abs();
-    let micros = micros.unsigned_abs();
-    let (years, months) = (months / 12, months % 12);
-    if years > 0 {
-        let _ = write!(out, "{years}Y");
-    }
-    if months > 0 {
-        let _ = write!(out, "{months}M");
-    }
-    let days = micros / 86_400_000_000;
-    let rest = micros % 86_400_000_000;
-    if days > 0 {
-        let _ = write!(out, "{days}D");
-    }
-    if rest > 0 {
-        out.push('T');
-        let (h, m) = (rest / 3_600_000_000, (rest / 60_000_000) % 60);
-        let (s, f) = ((rest / 1_000_000) % 60, rest % 1_000_000);
-        if h > 0 {
-            let _ = write!(out, "{h}H");
-        }
-        if m > 0 {
-            let _ = write!(out, "{m}M");
-        }
-        if s > 0 || f > 0 {
-            let _ = write!(out, "{s}");
-            if f > 0 {
-                let ff = format!("{f:06}");
-                let _ = write!(out, ".{}", ff.trim_end_matches('0'));
-            }
-            out.push('S');
-        }
-    }
-    if years == 0 && months == 0 && micros == 0 {
-        out.push_str("0D");
     }
 }
 

@@ -108,9 +108,9 @@ fn every_value_type_is_written() {
         out,
         concat!(
             r#"{"char":"q\"b\\s/\n\r\t\b\f\u0001é😀","int":-42,"float":1.5E+0,"big":1.0E+300,"#,
-            r#""small":-2.5E-7,"dec":-12.50,"bool":true,"blob":"00ab1f","bit":"0101","#,
-            r#""date":"2024-01-01","time":"12:34:56.000007","ts":"2024-01-02 03:04:56.123456","#,
-            r#""before":"1969-12-31 23:59:59.999999","interval":"P1Y2M1DT2H3M4.000005S"}"#
+            r#""small":-2.5E-7,"dec":-12.50,"bool":true,"blob":"00AB1F","bit":"0101","#,
+            r#""date":"2024-01-01","time":"12:34:56.000007","ts":"2024-01-02T03:04:56.123456Z","#,
+            r#""before":"1969-12-31T23:59:59.999999","interval":"P1Y2M1DT2H3M4.000005S"}"#
         )
     );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
