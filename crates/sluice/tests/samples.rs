@@ -164,3 +164,60 @@ fn keep_alive_serves_several_requests_on_one_connection() {
         assert_eq!(r.body, body.as_bytes());
     }
 }
+
+#[test]
+fn esql_parse_reads_the_last_element_and_replies_with_headers_only() {
+    let r = server().post("/samples/esql-parse", &sale_list(3));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.body.is_empty(), "{}", r.text());
+}
+
+#[test]
+fn esql_write_changes_the_last_element() {
+    let r = server().post("/samples/esql-write", &sale_list(2));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = r.text();
+    assert!(t.starts_with("<Parent><First>1</First><SaleList>"), "{t}");
+    assert!(!t.contains("<Last>Test</Last>"), "{t}");
+}
+
+#[test]
+fn transform_produces_the_seeds_statement_output() {
+    let r = server().post("/samples/transform", &sale_list(1));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = r.text();
+    assert!(t.contains("<Statement Type=\"Monthly\" Style=\"Full\"><Customer><Initials>KA</Initials>"), "{t}");
+    assert!(t.contains("<Cost>4.8E-1</Cost>") && t.contains("<Amount>8E-1</Amount>"), "{t}");
+    assert!(t.contains("<Cost>3.5744E+1</Cost>") && t.contains("<Amount>1.29408E+2</Amount>"), "{t}");
+}
+
+#[test]
+fn esql_filters_echo_when_the_element_matches() {
+    let body = sale_list(2);
+    for path in ["/samples/esql-filter-first", "/samples/esql-filter-last"] {
+        let r = server().post(path, &body);
+        assert_eq!(r.status, 200, "{path}: {}", r.text());
+        assert_eq!(r.body, body, "{path}");
+    }
+}
+
+#[test]
+fn json_modify_changes_the_last_element() {
+    let r = server().post("/samples/json-modify", br#"{"Parent":{"First":1,"Last":"Test"}}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.text(), r#"{"Parent":{"First":1,"Last":"Changed"}}"#);
+}
+
+#[test]
+fn split_writes_one_queue_message_per_sale_list_and_replies_with_the_count() {
+    let r = server().post("/samples/split", &sale_list(7));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("<SaleListCount>7</SaleListCount>"), "{}", r.text());
+    let mut c = sluice_qm::net::Client::connect(&format!("127.0.0.1:{}", server().qm_port), Default::default()).unwrap();
+    let mut n = 0;
+    while let Some(m) = c.get("SAMPLES.SPLIT.OUT", &sluice_qm::GetOptions::new()).unwrap() {
+        assert!(m.body.starts_with(b"<SaleList><Invoice>"), "{}", String::from_utf8_lossy(&m.body));
+        n += 1;
+    }
+    assert_eq!(n, 7);
+}

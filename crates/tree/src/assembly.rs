@@ -47,10 +47,19 @@ impl Message {
         self.root.child_named(r, None, b"Properties", 0)
     }
 
-    /// The body: the last child of Root (the domain element), when there is one after Properties.
+    /// The body: the last child of Root when it is a message domain's element (`XMLNSC`,
+    /// `JSON`, `BLOB`, …); a message with only headers has none.
     pub fn body(&mut self) -> Result<Option<NodeId>, TreeError> {
         let r = self.root.root();
         let last = self.root.last_child(r)?;
-        Ok(last.filter(|&l| self.root.name_bytes(l) != b"Properties"))
+        Ok(last.filter(|&l| is_domain(self.root.name_bytes(l))))
     }
+}
+
+/// The names of the body domains' elements under Root, as the product names them.
+pub const DOMAINS: &[&str] = &["XMLNSC", "XMLNS", "XML", "JSON", "BLOB", "DFDL", "MRM", "MIME", "SOAP", "DataObject"];
+
+/// Whether an element of Root with this name is a message body.
+pub fn is_domain(name: &[u8]) -> bool {
+    DOMAINS.iter().any(|d| d.as_bytes() == name)
 }

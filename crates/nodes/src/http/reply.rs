@@ -96,11 +96,6 @@ fn status_override(msg: &mut Message) -> Result<Option<u16>, NodeError> {
 
 impl Node for HttpReply {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let Some(pending) = ctx.inv.take::<PendingReply>() else {
-            return Err(NodeError::recoverable(
-                "there is no HTTP request to reply to (it was answered already, or no HTTPInput started this invocation)",
-            ));
-        };
         let (body, content_type) = serialize_body(msg)?;
         let mut headers = reply_headers(msg)?;
         if !headers
@@ -113,6 +108,12 @@ impl Node for HttpReply {
             ));
         }
         let status = status_override(msg)?.unwrap_or(self.status);
+        // Taken only now, so that an error above is answered by the input node.
+        let Some(pending) = ctx.inv.take::<PendingReply>() else {
+            return Err(NodeError::recoverable(
+                "there is no HTTP request to reply to (it was answered already, or no HTTPInput started this invocation)",
+            ));
+        };
         if pending
             .sender
             .send(HttpResponse {
