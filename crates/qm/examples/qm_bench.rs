@@ -22,6 +22,18 @@ fn cpu_secs() -> f64 {
     (t(11) + t(12)) / 100.0
 }
 
+/// Voluntary context switches of the whole process so far (a thread blocking, to be woken
+/// later): what a request/reply round trip costs most here.
+fn voluntary_switches() -> i64 {
+    // SAFETY: getrusage only writes into `ru`, which is valid and zeroed.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid rusage for the call to fill in.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0;
+    }
+    ru.ru_nvcsw
+}
+
 /// User+system CPU seconds of the calling thread, from /proc/thread-self/stat.
 fn thread_cpu_secs() -> f64 {
     let s = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
@@ -217,6 +229,7 @@ fn main() {
             let (a, b) = (addr.clone(), body.clone());
             CLIENT_CPU_US.store(0, Ordering::Relaxed);
             let cpu_start = cpu_secs();
+            let sw_start = voluntary_switches();
             let (rate, cpu, n) = run_threads(requesters, secs, move |_, stop| {
                 let cpu0 = thread_cpu_secs();
                 let mut c = Client::connect(&a, Credentials::default()).expect("connect");
@@ -242,10 +255,11 @@ fn main() {
             }
             // The broker's share: the process's CPU less what the client threads used.
             let total_us = (cpu_secs() - cpu_start) * 1e6;
+            let switches = (voluntary_switches() - sw_start) as f64 / n.max(1) as f64;
             let broker = (total_us - CLIENT_CPU_US.load(Ordering::Relaxed) as f64).max(0.0)
                 / n.max(1) as f64;
             println!(
-                "client protocol request/reply 2 KB {}, {requesters:>2} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip in all, {broker:.1} us of it the server's)",
+                "client protocol request/reply 2 KB {}, {requesters:>2} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip in all, {broker:.1} us of it the server's; {switches:.1} thread sleeps per round trip)",
                 if persistent {
                     "persistent"
                 } else {

@@ -30,6 +30,26 @@ impl Staged {
     }
 }
 
+/// A message taken off its queue by [`QueueManager::take_or_hook`] whose removal is not yet
+/// logged: [`Taken::finish`] logs it (waiting for the disk when it is persistent).
+pub(crate) struct Taken {
+    queue: Arc<Queue>,
+    key: Key,
+    slot: Slot,
+}
+
+impl Taken {
+    /// True when finishing waits for the log.
+    pub fn persistent(&self) -> bool {
+        self.slot.persistent
+    }
+
+    /// Log the removal and hand out the message (put back on the queue if logging fails).
+    pub fn finish(self, qm: &QueueManager) -> Result<Message> {
+        qm.finish_get(&self.queue, self.key, self.slot)
+    }
+}
+
 /// "YYYYMMDD" and "HHMMSSTH" (UTC) for a unix-millisecond time.
 pub fn put_date_time(ms: u64) -> (String, String) {
     let secs = ms / 1000;
@@ -196,32 +216,32 @@ impl QueueManager {
 
     /// A get outside syncpoint that does not wait: when nothing matches, `hook` is left on
     /// the queue (in the same critical section as the attempt, so no message slips past)
-    /// and woken when a message it may match arrives. `Ok(None)` means it is hooked.
-    pub(crate) fn get_or_hook(
+    /// and woken when a message it may match arrives. `Ok(None)` means it is hooked; a
+    /// message found is returned [`Taken`], its removal not yet logged.
+    pub(crate) fn take_or_hook(
         &self,
         queue: &str,
         opts: &GetOptions,
         hook: Hook,
-    ) -> Result<Option<Message>> {
+    ) -> Result<Option<Taken>> {
         let q = self.resolve(queue, false)?;
-        let found = {
-            let mut st = q.state.lock();
-            self.check_open()?;
-            let mut expired = Vec::new();
-            let r = st.take(opts, &mut expired);
-            if !expired.is_empty() {
-                self.drop_expired(expired);
-            }
-            let found = r?;
-            if found.is_none() {
-                st.hook(&WaitKind::of(opts, false), hook);
-            }
-            found
-        };
-        match found {
-            Some((key, slot)) => self.finish_get(&q, key, slot).map(Some),
-            None => Ok(None),
+        let mut st = q.state.lock();
+        self.check_open()?;
+        let mut expired = Vec::new();
+        let r = st.take(opts, &mut expired);
+        if !expired.is_empty() {
+            self.drop_expired(expired);
         }
+        let found = r?;
+        if found.is_none() {
+            st.hook(&WaitKind::of(opts, false), hook);
+        }
+        drop(st);
+        Ok(found.map(|(key, slot)| Taken {
+            queue: q,
+            key,
+            slot,
+        }))
     }
 
     /// Take a waiter left by [`QueueManager::get_or_hook`] off its queue; false when it is
@@ -240,7 +260,7 @@ impl QueueManager {
     }
 
     /// Log the removal of a message taken outside syncpoint and hand it out.
-    fn finish_get(&self, q: &Queue, key: Key, slot: Slot) -> Result<Message> {
+    pub(crate) fn finish_get(&self, q: &Queue, key: Key, slot: Slot) -> Result<Message> {
         if slot.persistent
             && let Some(w) = &self.wal
             && let Err(e) = w.commit(vec![Op::Remove { seq: key.1 }])

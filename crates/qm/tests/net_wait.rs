@@ -186,3 +186,40 @@ fn deleting_or_shutting_down_answers_waiting_gets() {
     assert!(stay.join().expect("join").is_err());
     assert!(t.elapsed() < Duration::from_secs(10));
 }
+
+#[test]
+fn a_persistent_message_given_to_a_waiting_get_does_not_come_back_after_restart() {
+    let dir = std::env::temp_dir().join(format!("sluice-qm-net-wait-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    {
+        let qm = QueueManager::open(&dir, QmConfig::default()).expect("open");
+        qm.define(QueueDef::local("Q")).expect("define");
+        let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
+        let addr = s.local_addr().to_string();
+        let waiter = std::thread::spawn(move || {
+            let mut c = Client::connect(&addr, Credentials::default()).expect("connect");
+            c.get("Q", &GetOptions::new().wait(Duration::from_secs(20)))
+                .expect("get")
+                .expect("message")
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let mut m = Message::new("durable");
+        m.md.persistence = Persistence::Persistent;
+        client(&s)
+            .put("Q", &m, &PutOptions::default())
+            .expect("put");
+        let got = waiter.join().expect("waiter");
+        assert_eq!(&got.body[..], b"durable");
+        assert_eq!(got.md.persistence, Persistence::Persistent);
+        drop(s);
+        qm.shutdown();
+    }
+    let qm = QueueManager::open(&dir, QmConfig::default()).expect("reopen");
+    assert_eq!(
+        qm.depth("Q").expect("depth"),
+        0,
+        "the get's removal was logged"
+    );
+    qm.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -186,9 +186,18 @@ fn transform_produces_the_seeds_statement_output() {
     let r = server().post("/samples/transform", &sale_list(1));
     assert_eq!(r.status, 200, "{}", r.text());
     let t = r.text();
-    assert!(t.contains("<Statement Type=\"Monthly\" Style=\"Full\"><Customer><Initials>KA</Initials>"), "{t}");
-    assert!(t.contains("<Cost>4.8E-1</Cost>") && t.contains("<Amount>8E-1</Amount>"), "{t}");
-    assert!(t.contains("<Cost>3.5744E+1</Cost>") && t.contains("<Amount>1.29408E+2</Amount>"), "{t}");
+    assert!(
+        t.contains("<Statement Type=\"Monthly\" Style=\"Full\"><Customer><Initials>KA</Initials>"),
+        "{t}"
+    );
+    assert!(
+        t.contains("<Cost>4.8E-1</Cost>") && t.contains("<Amount>8E-1</Amount>"),
+        "{t}"
+    );
+    assert!(
+        t.contains("<Cost>3.5744E+1</Cost>") && t.contains("<Amount>1.29408E+2</Amount>"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -203,7 +212,10 @@ fn esql_filters_echo_when_the_element_matches() {
 
 #[test]
 fn json_modify_changes_the_last_element() {
-    let r = server().post("/samples/json-modify", br#"{"Parent":{"First":1,"Last":"Test"}}"#);
+    let r = server().post(
+        "/samples/json-modify",
+        br#"{"Parent":{"First":1,"Last":"Test"}}"#,
+    );
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.text(), r#"{"Parent":{"First":1,"Last":"Changed"}}"#);
 }
@@ -212,11 +224,26 @@ fn json_modify_changes_the_last_element() {
 fn split_writes_one_queue_message_per_sale_list_and_replies_with_the_count() {
     let r = server().post("/samples/split", &sale_list(7));
     assert_eq!(r.status, 200, "{}", r.text());
-    assert!(r.text().contains("<SaleListCount>7</SaleListCount>"), "{}", r.text());
-    let mut c = sluice_qm::net::Client::connect(&format!("127.0.0.1:{}", server().qm_port), Default::default()).unwrap();
+    assert!(
+        r.text().contains("<SaleListCount>7</SaleListCount>"),
+        "{}",
+        r.text()
+    );
+    let mut c = sluice_qm::net::Client::connect(
+        &format!("127.0.0.1:{}", server().qm_port),
+        Default::default(),
+    )
+    .unwrap();
     let mut n = 0;
-    while let Some(m) = c.get("SAMPLES.SPLIT.OUT", &sluice_qm::GetOptions::new()).unwrap() {
-        assert!(m.body.starts_with(b"<SaleList><Invoice>"), "{}", String::from_utf8_lossy(&m.body));
+    while let Some(m) = c
+        .get("SAMPLES.SPLIT.OUT", &sluice_qm::GetOptions::new())
+        .unwrap()
+    {
+        assert!(
+            m.body.starts_with(b"<SaleList><Invoice>"),
+            "{}",
+            String::from_utf8_lossy(&m.body)
+        );
         n += 1;
     }
     assert_eq!(n, 7);

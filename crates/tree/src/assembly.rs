@@ -57,7 +57,18 @@ impl Message {
 }
 
 /// The names of the body domains' elements under Root, as the product names them.
-pub const DOMAINS: &[&str] = &["XMLNSC", "XMLNS", "XML", "JSON", "BLOB", "DFDL", "MRM", "MIME", "SOAP", "DataObject"];
+pub const DOMAINS: &[&str] = &[
+    "XMLNSC",
+    "XMLNS",
+    "XML",
+    "JSON",
+    "BLOB",
+    "DFDL",
+    "MRM",
+    "MIME",
+    "SOAP",
+    "DataObject",
+];
 
 /// Whether an element of Root with this name is a message body.
 pub fn is_domain(name: &[u8]) -> bool {

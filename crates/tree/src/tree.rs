@@ -360,7 +360,9 @@ impl Tree {
     pub fn expand_all(&mut self, id: NodeId) -> Result<(), TreeError> {
         // Growing the arena a few times over costs a copy of everything built so far; one element
         // per 32 source bytes is about what XML and JSON messages make.
-        if self.is_pending(id) && let Some(span) = self.source(id) {
+        if self.is_pending(id)
+            && let Some(span) = self.source(id)
+        {
             self.elements.reserve((span.end - span.start) as usize / 32);
         }
         let mut stack = vec![id];

@@ -491,14 +491,22 @@ fn reply_message(m: crate::model::Message, cursor: Option<(u8, u64)>, out: &mut 
 impl Conn {
     /// True when the peer has closed its end (a zero-byte peek without blocking).
     fn peer_closed(&self) -> bool {
+        use std::os::fd::AsRawFd;
         let Some(p) = &self.probe else { return false };
-        if p.set_nonblocking(true).is_err() {
-            return false;
-        }
         let mut b = [0u8; 1];
-        let closed = matches!(p.peek(&mut b), Ok(0));
-        let _ = p.set_nonblocking(false);
-        closed
+        // MSG_DONTWAIT rather than switching the socket to non-blocking: another thread may
+        // be writing a waiting get's answer to it at this moment.
+        // SAFETY: `b` is valid for 1 byte for the duration of the call and the descriptor
+        // is open (owned by `p`).
+        let n = unsafe {
+            libc::recv(
+                p.as_raw_fd(),
+                b.as_mut_ptr().cast(),
+                1,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        n == 0
     }
 }
 

@@ -2,10 +2,16 @@
 //! [`GetWait`] hooked on the queue and goes back to reading its socket; the thread whose put
 //! makes a matching message available runs the get and writes the answer to the waiting
 //! connection's socket itself. A request/reply round trip then wakes no thread besides the
-//! ones reading sockets, instead of also waking one parked per waiting get. One timer
-//! thread per process answers the waits that run out.
+//! ones reading sockets, instead of also waking one parked per waiting get. A persistent
+//! message is the exception: its removal must be synced before the answer, and that is left
+//! to a delivery thread so the putter does not wait for a second sync. One timer thread per
+//! process answers the waits that run out.
+//!
+//! The answer is a blocking write from the thread that completes the wait; a client that
+//! stops reading while its get waits can hold that thread until its socket buffer drains
+//! (as a thread-per-connection server's own write would).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -111,12 +117,13 @@ impl GetWait {
             cancelled: AtomicBool::new(false),
         });
         timers().add(w.deadline, &w);
-        w.clone().attempt();
+        w.clone().attempt(true);
         w
     }
 
-    /// Try the get; hook on the queue again when it still waits.
-    fn attempt(self: Arc<Self>) {
+    /// Try the get; hook on the queue again when it still waits. `own` is true on the
+    /// connection's own thread, false on a thread whose put woke the wait.
+    fn attempt(self: Arc<Self>, own: bool) {
         if self.done.load(Ordering::Acquire) {
             return;
         }
@@ -138,9 +145,19 @@ impl GetWait {
             return self.answer(r);
         }
         let hook = (self.id, self.clone() as Arc<dyn Waiter>);
-        match qm.get_or_hook(&self.queue, &self.opts, hook) {
+        match qm.take_or_hook(&self.queue, &self.opts, hook) {
             Ok(None) => {}
-            r => self.answer(r),
+            Ok(Some(t)) if t.persistent() && !own => {
+                // Logging the removal waits for the disk: not on the thread of the put that
+                // woke this wait, whose own connection would wait one sync more for it.
+                let me = self.clone();
+                deliver(Box::new(move || me.answer(t.finish(&qm).map(Some))));
+            }
+            Ok(Some(t)) => {
+                let r = t.finish(&qm).map(Some);
+                self.answer(r);
+            }
+            Err(e) => self.answer(Err(e)),
         }
     }
 
@@ -230,7 +247,65 @@ impl GetWait {
 
 impl Waiter for GetWait {
     fn wake(self: Arc<Self>) {
-        self.attempt();
+        self.attempt(false);
+    }
+}
+
+/// A persistent message's delivery: log its removal, then answer.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Threads that finish deliveries needing the disk, so that the putting thread does not
+/// wait for the sync. A delivery wakes an idle one (as a parked getter used to be woken);
+/// there are as many as deliveries wait at once, so their syncs are grouped.
+struct Deliverers {
+    state: Mutex<(VecDeque<Job>, usize)>,
+    cv: Condvar,
+}
+
+/// How long a delivery thread stays without work.
+const DELIVERER_IDLE: Duration = Duration::from_secs(10);
+
+fn deliver(job: Job) {
+    static D: OnceLock<Deliverers> = OnceLock::new();
+    let d = D.get_or_init(|| Deliverers {
+        state: Mutex::new((VecDeque::new(), 0)),
+        cv: Condvar::new(),
+    });
+    let mut st = d.state.lock();
+    st.0.push_back(job);
+    if st.0.len() <= st.1 {
+        d.cv.notify_one();
+        return;
+    }
+    drop(st);
+    let spawned = std::thread::Builder::new()
+        .name("qm-net-deliver".into())
+        .spawn(move || deliverer(d));
+    if let Err(e) = spawned {
+        // Run it here rather than leave it to a thread that may never come.
+        tracing::warn!("cannot start a delivery thread: {e}");
+        let job = d.state.lock().0.pop_front();
+        if let Some(job) = job {
+            job();
+        }
+    }
+}
+
+fn deliverer(d: &'static Deliverers) {
+    let mut st = d.state.lock();
+    loop {
+        if let Some(job) = st.0.pop_front() {
+            drop(st);
+            job();
+            st = d.state.lock();
+            continue;
+        }
+        st.1 += 1;
+        let idle = d.cv.wait_for(&mut st, DELIVERER_IDLE).timed_out();
+        st.1 -= 1;
+        if idle && st.0.is_empty() {
+            return;
+        }
     }
 }
 
