@@ -71,6 +71,9 @@ pub struct QmArgs {
     /// Put persistent messages.
     #[arg(long)]
     pub persistent: bool,
+    /// Take any reply from --out instead of waiting for the own one (matched by CorrelId).
+    #[arg(long)]
+    pub any_reply: bool,
     /// Load shape.
     #[command(flatten)]
     pub measure: MeasureArgs,
@@ -215,6 +218,7 @@ pub fn run_qm(
         admin_port: 0,
         qm_port: port,
         data_dir: PathBuf::new(),
+        project: PathBuf::new(),
         pid: args.measure.server_pid.unwrap_or(0),
     };
     let persistence = if args.persistent {
@@ -225,6 +229,7 @@ pub fn run_qm(
     let transport = TransportSpec::Qm {
         input: args.input.clone(),
         output: args.output.clone(),
+        any_reply: args.any_reply,
     };
     let mut case = Case::one_off(
         "qm",

@@ -327,6 +327,9 @@ fn factory_for(
         TransportSpec::Qm { .. } => Err(BenchError::Unsupported(
             "the queue-manager transport was not supplied by the caller".into(),
         )),
+        TransportSpec::InProcess { .. } => Err(BenchError::Unsupported(
+            "the in-process transport was not supplied by the caller".into(),
+        )),
         TransportSpec::Floor => Err(BenchError::Internal("floor case sent to the server".into())),
     }
 }

@@ -59,6 +59,8 @@ pub struct ServerEndpoints {
     pub qm_port: u16,
     /// Its data directory.
     pub data_dir: PathBuf,
+    /// The project it runs (in-process transports deploy the same project in the harness).
+    pub project: PathBuf,
     /// Its process id.
     pub pid: u32,
 }
@@ -118,6 +120,7 @@ impl ServerProcess {
             admin_port,
             qm_port,
             data_dir: config.data_dir.clone(),
+            project: config.project.clone(),
             pid: child.id(),
         };
         let mut server = ServerProcess {

@@ -115,6 +115,17 @@ pub enum TransportSpec {
         /// The output queue.
         #[serde(rename = "out")]
         output: String,
+        /// Take any reply from the output queue rather than the requester's own (matched by
+        /// CorrelId): the seeds' PerfHarness does either.
+        #[serde(default)]
+        any_reply: bool,
+    },
+    /// The flow's HTTPInput path, called inside the harness's own process without a socket,
+    /// to isolate the flow's own cost.
+    #[serde(rename = "inprocess")]
+    InProcess {
+        /// The URL path, for example `/samples/xml-echo`.
+        path: String,
     },
     /// The floor echo server inside the harness (no Sluice server needed).
     Floor,
@@ -131,7 +142,18 @@ impl fmt::Display for TransportSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TransportSpec::Http { path } => write!(f, "http {path}"),
-            TransportSpec::Qm { input, output } => write!(f, "qm {input}->{output}"),
+            TransportSpec::Qm {
+                input,
+                output,
+                any_reply,
+            } => {
+                write!(
+                    f,
+                    "qm {input}->{output}{}",
+                    if *any_reply { " (any reply)" } else { "" }
+                )
+            }
+            TransportSpec::InProcess { path } => write!(f, "in-process {path}"),
             TransportSpec::Floor => f.write_str("floor"),
         }
     }
@@ -460,7 +482,8 @@ tests:
             suite.tests[1].transport,
             TransportSpec::Qm {
                 input: "IN.Q".into(),
-                output: "OUT.Q".into()
+                output: "OUT.Q".into(),
+                any_reply: false
             }
         );
         assert_eq!(suite.tests[2].transport, TransportSpec::Floor);

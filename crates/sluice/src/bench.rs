@@ -1,8 +1,11 @@
 //! `sluice bench`: the harness of `sluice-bench`, given what only the binary knows — how to set a
-//! flow's instances on a running server (its admin API) and the queue-manager transport.
+//! flow's instances on a running server (its admin API), the queue-manager transport, and the
+//! in-process transport that runs the project's flows inside the harness.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,8 +15,11 @@ use sluice_bench::figures::MeasuredServer;
 use sluice_bench::runner::ServerHooks;
 use sluice_bench::server::ServerEndpoints;
 use sluice_bench::suite::{Case, Persistence as BenchPersistence, TransportSpec};
+use sluice_nodes::Services;
+use sluice_nodes::http::{HttpRequest, HttpRouter};
 use sluice_qm::net::{Client, Credentials};
 use sluice_qm::{GetOptions, Message, Persistence, PutOptions};
+use sluice_server::deploy::Deployment;
 
 /// The hooks `sluice bench` runs suites with.
 pub struct Hooks;
@@ -61,7 +67,9 @@ fn flow_for(server: &ServerEndpoints, case: &Case) -> Result<String, BenchError>
     let flows: serde_json::Value = serde_json::from_slice(&body)
         .map_err(|e| BenchError::Transport(format!("bad flow list: {e}")))?;
     let (kind, prop, want) = match &case.transport {
-        TransportSpec::Http { path } => ("HTTPInput", "path", path.clone()),
+        TransportSpec::Http { path } | TransportSpec::InProcess { path } => {
+            ("HTTPInput", "path", path.clone())
+        }
         TransportSpec::Qm { input, .. } => ("MQInput", "queue", input.clone()),
         TransportSpec::Floor => {
             return Err(BenchError::Unsupported(
@@ -114,7 +122,17 @@ impl ServerHooks for Hooks {
         server: &ServerEndpoints,
         case: &Case,
     ) -> Result<Option<Box<dyn TransportFactory>>, BenchError> {
-        let TransportSpec::Qm { input, output } = &case.transport else {
+        if let TransportSpec::InProcess { path } = &case.transport {
+            let factory =
+                InProcessFactory::start(&server.project, path, case.format.content_type())?;
+            return Ok(Some(Box::new(factory)));
+        }
+        let TransportSpec::Qm {
+            input,
+            output,
+            any_reply,
+        } = &case.transport
+        else {
             return Ok(None);
         };
         Ok(Some(Box::new(QmFactory {
@@ -122,6 +140,7 @@ impl ServerHooks for Hooks {
             input: input.clone(),
             output: output.clone(),
             persistent: case.persistence == BenchPersistence::Full,
+            any_reply: *any_reply,
             pid: server.pid,
         })))
     }
@@ -132,6 +151,7 @@ struct QmFactory {
     input: String,
     output: String,
     persistent: bool,
+    any_reply: bool,
     pid: u32,
 }
 
@@ -148,6 +168,7 @@ impl TransportFactory for QmFactory {
             input: self.input.clone(),
             output: self.output.clone(),
             persistent: self.persistent,
+            any_reply: self.any_reply,
             requester: requester as u32,
             sent: 0,
             body: Bytes::new(),
@@ -163,12 +184,14 @@ impl TransportFactory for QmFactory {
     }
 }
 
-/// One requester: puts a request with its own CorrelId and waits for the reply with that CorrelId.
+/// One requester: puts a request with its own CorrelId and waits for the reply with that CorrelId
+/// (or, with `any_reply`, for whichever reply comes first).
 struct QmTransport {
     client: Client,
     input: String,
     output: String,
     persistent: bool,
+    any_reply: bool,
     requester: u32,
     sent: u64,
     body: Bytes,
@@ -189,9 +212,10 @@ impl Transport for QmTransport {
         m.md.correl_id[..4].copy_from_slice(&self.requester.to_be_bytes());
         m.md.correl_id[4..12].copy_from_slice(&self.sent.to_be_bytes());
         m.md.correl_id[12..16].copy_from_slice(&std::process::id().to_be_bytes());
-        let get = GetOptions::new()
-            .correl_id(m.md.correl_id)
-            .wait(Duration::from_secs(30));
+        let mut get = GetOptions::new().wait(Duration::from_secs(30));
+        if !self.any_reply {
+            get = get.correl_id(m.md.correl_id);
+        }
         let (put, got) =
             self.client
                 .put_then_get(&self.input, &m, &PutOptions::default(), &self.output, &get);
@@ -206,6 +230,117 @@ impl Transport for QmTransport {
                 "get from {} failed: {e}",
                 self.output
             ))),
+        }
+    }
+}
+
+/// The project deployed inside the harness: requests go straight to the flows' HTTPInput nodes
+/// through the router, without sockets or HTTP, so the figures are the flow's own cost.
+struct InProcessFactory {
+    router: Arc<HttpRouter>,
+    deployment: Arc<Deployment>,
+    path: String,
+    content_type: Bytes,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl InProcessFactory {
+    fn start(
+        project: &Path,
+        path: &str,
+        content_type: &str,
+    ) -> Result<InProcessFactory, BenchError> {
+        let fail = |what: &str, e: String| BenchError::Transport(format!("in-process {what}: {e}"));
+        let registry = Arc::new(crate::bundle::registry());
+        let loaded = sluice_server::project::load(project, &registry)
+            .map_err(|p| fail("project", p.iter().map(|d| d.to_string()).collect()))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| fail("runtime", e.to_string()))?;
+        let qm = sluice_server::queues::open_in_memory(&loaded.settings)
+            .map_err(|e| fail("queue manager", e))?;
+        let router = Arc::new(HttpRouter::new());
+        let services = Arc::new(Services {
+            http: Arc::clone(&router),
+            runtime: runtime.handle().clone(),
+            qm: Some(qm),
+        });
+        let deployment = Arc::new(Deployment::new(project, registry, services));
+        deployment
+            .deploy_all(&loaded.flows)
+            .map_err(|p| fail("deploy", p.iter().map(|d| d.to_string()).collect()))?;
+        Ok(InProcessFactory {
+            router,
+            deployment,
+            path: path.to_string(),
+            content_type: Bytes::copy_from_slice(content_type.as_bytes()),
+            _runtime: runtime,
+        })
+    }
+}
+
+impl Drop for InProcessFactory {
+    fn drop(&mut self) {
+        self.deployment.stop_all();
+    }
+}
+
+impl TransportFactory for InProcessFactory {
+    fn create(&self, _requester: usize) -> Result<Box<dyn Transport>, BenchError> {
+        Ok(Box::new(InProcessTransport {
+            router: Arc::clone(&self.router),
+            path: self.path.clone(),
+            content_type: self.content_type.clone(),
+            body: Bytes::new(),
+        }))
+    }
+
+    fn describe(&self) -> String {
+        format!("in-process {}", self.path)
+    }
+
+    fn measured_server(&self) -> Option<MeasuredServer> {
+        Some(MeasuredServer::InProcess)
+    }
+}
+
+struct InProcessTransport {
+    router: Arc<HttpRouter>,
+    path: String,
+    content_type: Bytes,
+    body: Bytes,
+}
+
+impl Transport for InProcessTransport {
+    fn round_trip(&mut self, msg: &[u8]) -> Result<usize, BenchError> {
+        if self.body[..] != *msg {
+            self.body = Bytes::copy_from_slice(msg);
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let request = HttpRequest {
+            method: "POST".into(),
+            uri: self.path.clone(),
+            path: self.path.clone(),
+            query: String::new(),
+            version: "HTTP/1.1",
+            headers: vec![("Content-Type".into(), self.content_type.clone())],
+            body: self.body.clone(),
+            reply: tx,
+        };
+        if let Err(e) = self.router.dispatch(request) {
+            return Err(BenchError::Transport(format!(
+                "no flow serves {} ({:?})",
+                self.path, e.0
+            )));
+        }
+        match rx.blocking_recv() {
+            Ok(r) if r.status == 200 => Ok(r.body.len()),
+            Ok(r) => Err(BenchError::HttpStatus(r.status)),
+            Err(_) => Err(BenchError::Transport(
+                "the flow ended without replying".into(),
+            )),
         }
     }
 }
