@@ -66,6 +66,33 @@ impl<'a> Exec<'a> {
         }
     }
 
+    /// The result of the first WHEN of a CASE (expression or statement) that holds: equal to
+    /// the operand in the simple form, true in the searched form.
+    pub fn case_branch<'w, T>(
+        &mut self,
+        frame: &mut Frame,
+        operand: Option<&Ex>,
+        whens: &'w [(Ex, T)],
+    ) -> R<Option<&'w T>> {
+        let op = match operand {
+            Some(o) => Some(self.scalar(frame, o)?),
+            None => None,
+        };
+        for (w, then) in whens {
+            let hit = match &op {
+                Some(v) => {
+                    let wv = self.scalar(frame, w)?;
+                    scalar::compare::equal(v, &wv)? == Some(true)
+                }
+                None => self.condition(frame, w)? == Some(true),
+            };
+            if hit {
+                return Ok(Some(then));
+            }
+        }
+        Ok(None)
+    }
+
     pub fn condition(&mut self, frame: &mut Frame, e: &Ex) -> R<Option<bool>> {
         let v = self.scalar(frame, e)?;
         truth(&v)
@@ -196,28 +223,13 @@ impl<'a> Exec<'a> {
                 operand,
                 whens,
                 otherwise,
-            } => {
-                let op = match operand {
-                    Some(o) => Some(self.scalar(frame, o)?),
-                    None => None,
-                };
-                for (w, then) in whens {
-                    let hit = match &op {
-                        Some(v) => {
-                            let wv = self.scalar(frame, w)?;
-                            scalar::compare::equal(v, &wv)? == Some(true)
-                        }
-                        None => self.condition(frame, w)? == Some(true),
-                    };
-                    if hit {
-                        return self.eval(frame, then);
-                    }
-                }
-                match otherwise {
+            } => match self.case_branch(frame, operand.as_deref(), whens)? {
+                Some(then) => self.eval(frame, then)?,
+                None => match otherwise {
                     Some(o) => self.eval(frame, o)?,
                     None => RtVal::S(Value::Null),
-                }
-            }
+                },
+            },
             Ex::Cast {
                 sources,
                 ty,

@@ -158,21 +158,8 @@ impl<'a> Exec<'a> {
                 whens,
                 otherwise,
             } => {
-                let op = match operand {
-                    Some(o) => Some(self.scalar(frame, o)?),
-                    None => None,
-                };
-                for (w, body) in whens {
-                    let hit = match &op {
-                        Some(v) => {
-                            let wv = self.scalar(frame, w)?;
-                            scalar::compare::equal(v, &wv)? == Some(true)
-                        }
-                        None => self.condition(frame, w)? == Some(true),
-                    };
-                    if hit {
-                        return self.block(frame, body);
-                    }
+                if let Some(body) = self.case_branch(frame, operand.as_ref(), whens)? {
+                    return self.block(frame, body);
                 }
                 match otherwise {
                     Some(b) => return self.block(frame, b),
