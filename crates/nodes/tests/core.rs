@@ -1,7 +1,7 @@
 //! The core and routing nodes in real flows: each test injects a message, runs the flow, and
 //! looks at what reached the capture nodes.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use sluice_flow::{Flow, Registry, load_flow};
@@ -103,24 +103,30 @@ static CAPTURE: NodeSpec = NodeSpec {
     },
 };
 
-fn run(flow: &str) -> (Captured, Result<(), String>) {
+/// Build a flow of the core nodes and this file's test nodes.
+fn build(src: &str) -> Result<Arc<Flow>, Vec<sluice_flow::Diagnostic>> {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    let rt = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+    });
     let mut r = Registry::new();
     sluice_nodes::register(&mut |s| r.register(s));
-    r.register(&INJECT);
-    r.register(&CAPTURE);
-    let def = load_flow("t.yaml", flow, &r).unwrap_or_else(|e| panic!("{}", e[0]));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    for s in [&INJECT, &CAPTURE, &SET_LABEL] {
+        r.register(s);
+    }
+    let def = load_flow("t.yaml", src, &r)?;
     let services = sluice_nodes::Services {
         http: Arc::new(sluice_nodes::http::HttpRouter::new()),
         runtime: rt.handle().clone(),
         qm: None,
     };
-    let flow = Arc::new(
-        Flow::build(&def, std::path::Path::new("."), &services)
-            .unwrap_or_else(|e| panic!("{}", e[0])),
-    );
+    Flow::build(&def, std::path::Path::new("."), &services).map(Arc::new)
+}
+
+fn run(flow: &str) -> (Captured, Result<(), String>) {
+    let flow = build(flow).unwrap_or_else(|e| panic!("{}", e[0]));
     CAPTURED.lock().unwrap().clear();
     flow.start().stop();
     let captured = CAPTURED.lock().unwrap().clone();
@@ -154,26 +160,11 @@ fn filter_routes_true_and_false() {
 
 #[test]
 fn filter_rejects_a_bad_expression_at_deploy() {
-    let mut r = Registry::new();
-    sluice_nodes::register(&mut |s| r.register(s));
-    r.register(&INJECT);
-    let def = load_flow(
-        "t.yaml",
-        &flow("  n: { type: Filter, expression: \"$Body/Parent[\" }\n"),
-        &r,
-    )
-    .unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let services = sluice_nodes::Services {
-        http: Arc::new(sluice_nodes::http::HttpRouter::new()),
-        runtime: rt.handle().clone(),
-        qm: None,
-    };
-    let err = Flow::build(&def, std::path::Path::new("."), &services)
-        .err()
-        .expect("invalid");
+    let err = build(&flow(
+        "  n: { type: Filter, expression: \"$Body/Parent[\" }\n",
+    ))
+    .err()
+    .expect("invalid");
     assert!(err[0].message.contains("XPath syntax error"), "{}", err[0]);
     assert_eq!(err[0].line, 3);
 }
@@ -199,20 +190,7 @@ fn route_propagates_to_every_match_or_default() {
 
 #[test]
 fn route_rejects_a_wired_terminal_without_a_rule() {
-    let mut r = Registry::new();
-    sluice_nodes::register(&mut |s| r.register(s));
-    r.register(&INJECT);
-    r.register(&CAPTURE);
-    let def = load_flow("t.yaml", &flow("  n: { type: Route, rules: { a: 'true()' }, wires: { a: [x], b: [x] } }\n  x: { type: Capture }\n"), &r).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let services = sluice_nodes::Services {
-        http: Arc::new(sluice_nodes::http::HttpRouter::new()),
-        runtime: rt.handle().clone(),
-        qm: None,
-    };
-    let err = Flow::build(&def, std::path::Path::new("."), &services)
+    let err = build(&flow("  n: { type: Route, rules: { a: 'true()' }, wires: { a: [x], b: [x] } }\n  x: { type: Capture }\n"))
         .err()
         .expect("invalid");
     assert!(
@@ -304,27 +282,11 @@ static SET_LABEL: NodeSpec = NodeSpec {
 #[test]
 fn route_to_label_jumps_to_the_named_label() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut r = Registry::new();
-    sluice_nodes::register(&mut |s| r.register(s));
-    r.register(&INJECT);
-    r.register(&CAPTURE);
-    r.register(&SET_LABEL);
     let src = flow(
         "  n: { type: SetLabel, wires: { out: [rtl] } }\n  rtl: { type: RouteToLabel }\n  l1: { type: Label, label_name: first, wires: { out: [a] } }\n  l2: { type: Label, label_name: second, wires: { out: [b] } }\n  a: { type: Capture }\n  b: { type: Capture }\n",
     );
-    let def = load_flow("t.yaml", &src, &r).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let services = sluice_nodes::Services {
-        http: Arc::new(sluice_nodes::http::HttpRouter::new()),
-        runtime: rt.handle().clone(),
-        qm: None,
-    };
-    let flow = Arc::new(Flow::build(&def, std::path::Path::new("."), &services).unwrap());
-    CAPTURED.lock().unwrap().clear();
-    flow.start().stop();
-    assert_eq!(labels(&CAPTURED.lock().unwrap()), ["b"]);
+    let (c, _) = run(&src);
+    assert_eq!(labels(&c), ["b"]);
 }
 
 #[test]
