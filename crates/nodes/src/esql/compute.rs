@@ -63,20 +63,8 @@ pub static COMPUTE: NodeSpec = NodeSpec {
             required: false,
             doc: "Which output trees the module builds and propagates; the others pass through from the input.",
         },
-        PropSpec {
-            name: "user_properties",
-            kind: PropKind::StringMap,
-            default: None,
-            required: false,
-            doc: "Values of the module's `DECLARE … EXTERNAL` variables.",
-        },
-        PropSpec {
-            name: "datasource",
-            kind: PropKind::String,
-            default: None,
-            required: false,
-            doc: "An SQLite database file (relative to the project) or `:memory:` for the Database correlation name.",
-        },
+        super::USER_PROPERTIES,
+        super::DATASOURCE,
     ],
     build: build_compute,
 };

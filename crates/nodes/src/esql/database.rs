@@ -27,20 +27,8 @@ pub static DATABASE: NodeSpec = NodeSpec {
             required: true,
             doc: "The DATABASE MODULE to run, `Name` or `schema.Name`.",
         },
-        PropSpec {
-            name: "datasource",
-            kind: PropKind::String,
-            default: None,
-            required: true,
-            doc: "An SQLite database file (relative to the project) or `:memory:`.",
-        },
-        PropSpec {
-            name: "user_properties",
-            kind: PropKind::StringMap,
-            default: None,
-            required: false,
-            doc: "Values of the module's `DECLARE … EXTERNAL` variables.",
-        },
+        super::DATASOURCE,
+        super::USER_PROPERTIES,
     ],
     build: |c: &NodeConfig, b| {
         let module = super::program::module(b, c.str("module"), ModuleKind::Database)?;

@@ -48,20 +48,8 @@ pub static FILTER: NodeSpec = NodeSpec {
             required: false,
             doc: "An ESQL FILTER MODULE whose Main returns BOOLEAN. Give this or `expression`.",
         },
-        PropSpec {
-            name: "user_properties",
-            kind: PropKind::StringMap,
-            default: None,
-            required: false,
-            doc: "Values of the module's `DECLARE … EXTERNAL` variables.",
-        },
-        PropSpec {
-            name: "datasource",
-            kind: PropKind::String,
-            default: None,
-            required: false,
-            doc: "An SQLite database file (relative to the project) or `:memory:`, for ESQL modules.",
-        },
+        super::USER_PROPERTIES,
+        super::DATASOURCE,
     ],
     build: |c, b| {
         let condition = match (c.opt_str("expression"), c.opt_str("module")) {

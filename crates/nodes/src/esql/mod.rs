@@ -24,3 +24,21 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
 
 #[cfg(test)]
 mod tests;
+
+/// `user_properties`: the values of a module's `DECLARE … EXTERNAL` variables.
+const USER_PROPERTIES: sluice_node_api::PropSpec = sluice_node_api::PropSpec {
+    name: "user_properties",
+    kind: sluice_node_api::PropKind::StringMap,
+    default: None,
+    required: false,
+    doc: "Values of the module's `DECLARE … EXTERNAL` variables.",
+};
+
+/// `datasource`: the database of the `Database` correlation name.
+const DATASOURCE: sluice_node_api::PropSpec = sluice_node_api::PropSpec {
+    name: "datasource",
+    kind: sluice_node_api::PropKind::String,
+    default: None,
+    required: false,
+    doc: "An SQLite database file (relative to the project) or `:memory:`, for the Database correlation name.",
+};
