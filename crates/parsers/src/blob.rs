@@ -4,7 +4,7 @@
 //! body (a slice of the received bytes: nothing is copied). Serialising writes the value of that
 //! child (or of every `BLOB` child, in order, when flow logic added more).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use sluice_tree::{Expand, NodeId, Parser, SourceSpan, Text, Tree, TreeError, Value};
@@ -18,23 +18,15 @@ pub struct BlobParser;
 
 /// Add the `BLOB` domain element for `bytes` as the last child of `parent` (the Root).
 pub fn attach(tree: &mut Tree, parent: NodeId, bytes: Bytes) -> NodeId {
+    static PARSER: OnceLock<Arc<BlobParser>> = OnceLock::new();
+    let parser = PARSER.get_or_init(|| Arc::new(BlobParser)).clone();
     let len = bytes.len() as u32;
-    let buf = tree.add_buffer(bytes);
-    let index = tree.add_parser(Arc::new(BlobParser));
-    let id = tree.push_parsed(
-        parent,
-        sluice_tree::field_type::NAME,
-        Text::Empty,
-        Text::Static(DOMAIN),
-        Value::Null,
-    );
-    tree.set_parser(id, index);
+    let (id, _, buf) = tree.push_domain(parent, DOMAIN, bytes, parser);
     let span = SourceSpan {
         buf,
         start: 0,
         end: len,
     };
-    tree.set_source(id, span);
     let value = Value::Blob(if len == 0 {
         Text::Empty
     } else {

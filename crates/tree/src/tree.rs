@@ -513,6 +513,31 @@ impl Tree {
         id
     }
 
+    /// Add a body domain's element named `name` as the last child of `parent`, owned by `parser`,
+    /// with `bytes` as its source. Returns the element, the parser's index and the buffer's index;
+    /// the domain's parser decides whether the element is pending.
+    pub fn push_domain(
+        &mut self,
+        parent: NodeId,
+        name: &'static str,
+        bytes: Bytes,
+        parser: Arc<dyn Parser>,
+    ) -> (NodeId, u16, u32) {
+        let end = bytes.len() as u32;
+        let buf = self.add_buffer(bytes);
+        let index = self.add_parser(parser);
+        let id = self.push_parsed(
+            parent,
+            crate::field_type::NAME,
+            Text::Empty,
+            Text::Static(name),
+            Value::Null,
+        );
+        self.set_source(id, SourceSpan { buf, start: 0, end });
+        self.set_parser(id, index);
+        (id, index, buf)
+    }
+
     /// Record the source span of a parsed element.
     pub fn set_source(&mut self, id: NodeId, span: SourceSpan) {
         self.el_mut(id).source = span;

@@ -20,7 +20,7 @@ mod tests;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use sluice_tree::{Expand, NodeId, Parser, SourceSpan, Text, Tree, TreeError, Value};
+use sluice_tree::{Expand, NodeId, Parser, Tree, TreeError};
 
 pub use crate::json::error::JsonErrorKind;
 
@@ -121,29 +121,13 @@ pub fn attach(
             },
         ));
     }
-    let len = bytes.len() as u32;
+    // A UTF-8 byte order mark is skipped.
     let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
         3
     } else {
         0
     };
-    let buf = tree.add_buffer(bytes);
-    let index = tree.add_parser(parser.clone());
-    let id = tree.push_parsed(
-        parent,
-        sluice_tree::field_type::NAME,
-        Text::Empty,
-        Text::Static(DOMAIN),
-        Value::Null,
-    );
-    tree.set_source(
-        id,
-        SourceSpan {
-            buf,
-            start: 0,
-            end: len,
-        },
-    );
+    let (id, index, _) = tree.push_domain(parent, DOMAIN, bytes, parser.clone());
     tree.set_pending(id, index, start);
     tree.set_parser_flags(id, parse::ROOT);
     Ok(id)

@@ -37,7 +37,7 @@ mod write;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use sluice_tree::{Expand, NodeId, Parser, SourceSpan, Text, Tree, TreeError, Value};
+use sluice_tree::{Expand, NodeId, Parser, Tree, TreeError};
 
 pub use scope::{XML_NS, XMLNS_NS};
 pub use write::serialize_to;
@@ -174,27 +174,10 @@ fn name_rule(s: &str) -> OpaqueRule {
 /// Add the `XMLNSC` domain element for `bytes` as the last child of `parent` (the Root),
 /// unparsed: navigation parses it on demand, `tree.expand_all(id)` parses it completely.
 pub fn attach(tree: &mut Tree, parent: NodeId, bytes: Bytes, parser: Arc<XmlnscParser>) -> NodeId {
-    let len = bytes.len() as u32;
-    let buf = tree.add_buffer(bytes);
-    let index = tree.add_parser(parser);
-    let id = tree.push_parsed(
-        parent,
-        sluice_tree::field_type::NAME,
-        Text::Empty,
-        Text::Static(DOMAIN),
-        Value::Null,
-    );
-    tree.set_source(
-        id,
-        SourceSpan {
-            buf,
-            start: 0,
-            end: len,
-        },
-    );
-    tree.set_parser(id, index);
+    let empty = bytes.is_empty();
+    let (id, index, _) = tree.push_domain(parent, DOMAIN, bytes, parser);
     tree.set_parser_flags(id, flags::DOC);
-    if len > 0 {
+    if !empty {
         tree.set_pending(id, index, 0);
     }
     id
