@@ -151,7 +151,8 @@ impl Program {
     }
 }
 
-fn collect_esql(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `*.esql` file under `dir`, in a stable order.
+pub fn collect_esql(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };

@@ -17,29 +17,11 @@ fn cache() -> &'static Cache {
     C.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("esql"))
-        {
-            out.push(p);
-        }
-    }
-}
-
 /// The project's program, compiled at most once for the same sources.
 pub fn program(project_dir: &Path) -> Result<Arc<Program>, ConfigError> {
     let dir = project_dir.join("esql");
     let mut paths = Vec::new();
-    collect(&dir, &mut paths);
+    sluice_esql::runtime::collect_esql(&dir, &mut paths);
     let mut sources = Vec::with_capacity(paths.len());
     for p in &paths {
         let bytes = std::fs::read(p).map_err(|e| {
