@@ -110,16 +110,16 @@ impl Exception {
             let el = tree.create_last_child(
                 parent,
                 field_type::NAME,
-                Text::Static(e.kind.element_name()),
+                Text::from_static(e.kind.element_name()),
                 Value::Null,
             )?;
             let field = |tree: &mut Tree, name: &'static str, v: Value| {
-                tree.create_last_child(el, field_type::NAME_VALUE, Text::Static(name), v)
+                tree.create_last_child(el, field_type::NAME_VALUE, Text::from_static(name), v)
             };
             let file = tree.alloc_text(e.file.as_bytes());
             field(tree, "File", Value::Character(file))?;
             field(tree, "Line", Value::Integer(e.line as i64))?;
-            field(tree, "Function", Value::Character(Text::Empty))?;
+            field(tree, "Function", Value::Character(Text::EMPTY))?;
             let ty = tree.alloc_text(e.node_type.as_bytes());
             field(tree, "Type", Value::Character(ty))?;
             let label = tree.alloc_text(e.label.as_bytes());
@@ -136,14 +136,14 @@ impl Exception {
                 tree.create_last_child(
                     ins,
                     field_type::NAME_VALUE,
-                    Text::Static("Type"),
+                    Text::from_static("Type"),
                     Value::Integer(5),
                 )?;
                 let t = tree.alloc_text(i.as_bytes());
                 tree.create_last_child(
                     ins,
                     field_type::NAME_VALUE,
-                    Text::Static("Text"),
+                    Text::from_static("Text"),
                     Value::Character(t),
                 )?;
             }

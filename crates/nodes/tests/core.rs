@@ -241,22 +241,26 @@ impl Node for SetLabel {
         let d = le.create_last_child(
             r,
             field_type::NAME,
-            Text::Static("Destination"),
+            Text::from_static("Destination"),
             Value::Null,
         )?;
-        let rl =
-            le.create_last_child(d, field_type::NAME, Text::Static("RouterList"), Value::Null)?;
+        let rl = le.create_last_child(
+            d,
+            field_type::NAME,
+            Text::from_static("RouterList"),
+            Value::Null,
+        )?;
         let dd = le.create_last_child(
             rl,
             field_type::NAME,
-            Text::Static("DestinationData"),
+            Text::from_static("DestinationData"),
             Value::Null,
         )?;
         let v = le.alloc_text(b"second");
         le.create_last_child(
             dd,
             field_type::NAME_VALUE,
-            Text::Static("labelName"),
+            Text::from_static("labelName"),
             Value::Character(v),
         )?;
         ctx.propagate(Terminal(0), msg)

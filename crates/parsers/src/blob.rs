@@ -28,15 +28,15 @@ pub fn attach(tree: &mut Tree, parent: NodeId, bytes: Bytes) -> NodeId {
         end: len,
     };
     let value = Value::Blob(if len == 0 {
-        Text::Empty
+        Text::EMPTY
     } else {
-        Text::Src { buf, start: 0, len }
+        Text::src(buf, 0, len)
     });
     let child = tree.push_parsed(
         id,
         sluice_tree::field_type::NAME_VALUE,
-        Text::Empty,
-        Text::Static(DOMAIN),
+        Text::EMPTY,
+        Text::from_static(DOMAIN),
         value,
     );
     tree.set_source(child, span);
@@ -101,7 +101,7 @@ mod tests {
         let c = c.unwrap_or(id);
         assert_eq!(t.name_bytes(c), b"BLOB");
         assert_eq!(t.value_bytes(c), Some(&body[..]));
-        assert!(matches!(t.value(c), Value::Blob(Text::Src { .. })));
+        assert!(matches!(t.value(c), Value::Blob(t) if t.as_src().is_some()));
         let mut out = Vec::new();
         assert!(serialize_to(&mut t, id, &mut out).is_ok());
         assert_eq!(out, &body[..]);

@@ -112,7 +112,7 @@ fn copied_subtree_resolves_prefixes_declared_above_it() {
         .create_last_child(
             root,
             sluice_tree::field_type::NAME,
-            Text::Static("XMLNSC"),
+            Text::from_static("XMLNSC"),
             sluice_tree::Value::Null,
         )
         .unwrap_or(root);
@@ -135,7 +135,7 @@ fn element_renamed_before_parsing_is_still_parsed() {
     let xml = "<r><a><b>1</b></a><c>2</c></r>";
     let (mut t, id) = attach(xml, XmlnscOptions::default());
     let a = at(&mut t, id, &["r", "a"]);
-    t.set_name(a, Text::Static("z"));
+    t.set_name(a, Text::from_static("z"));
     let b = at(&mut t, a, &["b"]);
     assert_eq!(text(&t, b), "1");
     assert_eq!(ser(&mut t, id), "<r><z><b>1</b></z><c>2</c></r>");

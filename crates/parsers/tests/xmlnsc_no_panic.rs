@@ -28,7 +28,7 @@ fn exercise(body: Vec<u8>, flags: u8) {
         let _ = sluice_parsers::xmlnsc::serialize_to(&mut t, id, &mut out);
         assert_eq!(out, body);
         if let Ok(Some(f)) = t.first_child(id) {
-            t.set_name(f, Text::Static("z"));
+            t.set_name(f, Text::from_static("z"));
         }
         out.clear();
         let _ = sluice_parsers::xmlnsc::serialize_to(&mut t, id, &mut out);

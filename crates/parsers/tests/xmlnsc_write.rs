@@ -13,7 +13,7 @@ fn new_doc() -> (Tree, sluice_tree::NodeId) {
         .create_last_child(
             r,
             sluice_tree::field_type::NAME,
-            Text::Static("XMLNSC"),
+            Text::from_static("XMLNSC"),
             Value::Null,
         )
         .unwrap_or(r);
@@ -27,7 +27,7 @@ fn child(
     name: &'static str,
     v: Value,
 ) -> sluice_tree::NodeId {
-    t.create_last_child(p, ty, Text::Static(name), v)
+    t.create_last_child(p, ty, Text::from_static(name), v)
         .unwrap_or(p)
 }
 
@@ -118,16 +118,16 @@ fn attributes_declarations_comments_pis_and_declaration_are_written() {
 fn namespaces_reuse_declared_prefixes_and_generate_missing_ones() {
     let (mut t, d) = new_doc();
     let r = child(&mut t, d, ft::FOLDER, "r", Value::Null);
-    t.set_namespace(r, Text::Static("urn:a"));
+    t.set_namespace(r, Text::from_static("urn:a"));
     let u = t.alloc_text(b"urn:a");
     let decl = child(&mut t, r, ft::NAMESPACE_DECL, "a", Value::Character(u));
-    t.set_namespace(decl, Text::Static(xmlnsc::XMLNS_NS));
+    t.set_namespace(decl, Text::from_static(xmlnsc::XMLNS_NS));
     let x = child(&mut t, r, ft::FIELD, "x", Value::Integer(1));
-    t.set_namespace(x, Text::Static("urn:a"));
+    t.set_namespace(x, Text::from_static("urn:a"));
     let y = child(&mut t, r, ft::FIELD, "y", Value::Integer(2));
-    t.set_namespace(y, Text::Static("urn:b"));
+    t.set_namespace(y, Text::from_static("urn:b"));
     let at_ = child(&mut t, y, ft::ATTRIBUTE, "k", Value::Integer(3));
-    t.set_namespace(at_, Text::Static("urn:c"));
+    t.set_namespace(at_, Text::from_static("urn:c"));
     child(&mut t, r, ft::FIELD, "z", Value::Integer(4));
     assert_eq!(
         ser(&mut t, d),
@@ -141,7 +141,7 @@ fn default_namespace_is_undeclared_for_elements_in_no_namespace() {
     let (mut t, id) = parse(xml);
     let r = at(&mut t, id, &["r"]);
     let n = t
-        .create_last_child(r, ft::FIELD, Text::Static("plain"), Value::Integer(5))
+        .create_last_child(r, ft::FIELD, Text::from_static("plain"), Value::Integer(5))
         .unwrap_or(r);
     let _ = n;
     assert_eq!(

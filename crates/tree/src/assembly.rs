@@ -32,8 +32,12 @@ impl Message {
         let mut root = Tree::new("Root");
         let r = root.root();
         // Creating the first child of a fresh root cannot fail.
-        let _ =
-            root.create_last_child(r, field_type::NAME, Text::Static("Properties"), Value::Null);
+        let _ = root.create_last_child(
+            r,
+            field_type::NAME,
+            Text::from_static("Properties"),
+            Value::Null,
+        );
         Message {
             root,
             local_environment: Tree::new("LocalEnvironment"),

@@ -13,6 +13,6 @@ pub mod xpath;
 
 pub use assembly::Message;
 pub use error::TreeError;
-pub use text::Text;
+pub use text::{Text, TextRef};
 pub use tree::{Expand, NodeId, Parser, Position, SourceSpan, Tree};
 pub use value::Value;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::error::TreeError;
-use crate::text::Text;
+use crate::text::{Text, TextRef};
 use crate::value::Value;
 
 const NIL: u32 = u32::MAX;
@@ -60,7 +60,7 @@ impl Element {
     fn new(field_type: u32, name: Text, value: Value) -> Self {
         Element {
             name,
-            namespace: Text::Empty,
+            namespace: Text::EMPTY,
             value,
             field_type,
             parent: NIL,
@@ -125,7 +125,7 @@ impl Tree {
         Tree {
             elements: vec![Element::new(
                 crate::field_type::NAME,
-                Text::Static(root_name),
+                Text::from_static(root_name),
                 Value::Null,
             )],
             buffers: Vec::new(),
@@ -154,7 +154,7 @@ impl Tree {
 
     // ----- strings and buffers -------------------------------------------------------------
 
-    /// Keep `bytes` alive with the tree and return its buffer index for [`Text::Src`] handles.
+    /// Keep `bytes` alive with the tree and return its buffer index for [`Text::src`] handles.
     pub fn add_buffer(&mut self, bytes: Bytes) -> u32 {
         if let Some(i) = self
             .buffers
@@ -175,25 +175,22 @@ impl Tree {
     /// Store `s` in the tree's heap and return a handle to it.
     pub fn alloc_text(&mut self, s: &[u8]) -> Text {
         if s.is_empty() {
-            return Text::Empty;
+            return Text::EMPTY;
         }
         let start = self.heap.len() as u32;
         self.heap.extend_from_slice(s);
-        Text::Heap {
-            start,
-            len: s.len() as u32,
-        }
+        Text::heap(start, s.len() as u32)
     }
 
     /// The bytes of a text handle.
     pub fn bytes(&self, t: Text) -> &[u8] {
-        match t {
-            Text::Empty => b"",
-            Text::Src { buf, start, len } => {
+        match t.get() {
+            TextRef::Empty => b"",
+            TextRef::Src { buf, start, len } => {
                 &self.buffers[buf as usize][start as usize..(start + len) as usize]
             }
-            Text::Heap { start, len } => &self.heap[start as usize..(start + len) as usize],
-            Text::Static(s) => s.as_bytes(),
+            TextRef::Heap { start, len } => &self.heap[start as usize..(start + len) as usize],
+            TextRef::Static(s) => s.as_bytes(),
         }
     }
 
@@ -204,13 +201,13 @@ impl Tree {
 
     /// Re-home a text handle of `other` into this tree.
     pub fn import_text(&mut self, other: &Tree, t: Text) -> Text {
-        match t {
-            Text::Src { buf, start, len } => {
+        match t.get() {
+            TextRef::Src { buf, start, len } => {
                 let b = self.add_buffer(other.buffers[buf as usize].clone());
-                Text::Src { buf: b, start, len }
+                Text::src(b, start, len)
             }
-            Text::Heap { .. } => self.alloc_text(other.bytes(t)),
-            other_text => other_text,
+            TextRef::Heap { .. } => self.alloc_text(other.bytes(t)),
+            TextRef::Empty | TextRef::Static(_) => t,
         }
     }
 
@@ -529,8 +526,8 @@ impl Tree {
         let id = self.push_parsed(
             parent,
             crate::field_type::NAME,
-            Text::Empty,
-            Text::Static(name),
+            Text::EMPTY,
+            Text::from_static(name),
             Value::Null,
         );
         self.set_source(id, SourceSpan { buf, start: 0, end });
@@ -830,7 +827,7 @@ impl Tree {
                 c = self.elements[c as usize].next;
             }
             let e = &mut self.elements[n as usize];
-            *e = Element::new(0, Text::Empty, Value::Null);
+            *e = Element::new(0, Text::EMPTY, Value::Null);
             e.flags = FREE;
             e.next = self.free;
             self.free = n;

@@ -13,7 +13,7 @@ fn s(t: &mut Tree, parent: NodeId, name: &'static str, v: &str) -> NodeId {
     t.create_last_child(
         parent,
         field_type::NAME_VALUE,
-        Text::Static(name),
+        Text::from_static(name),
         Value::Character(val),
     )
     .unwrap()
@@ -33,11 +33,11 @@ fn create_and_navigate_children_in_order() {
     let r = t.root();
     let a = s(&mut t, r, "a", "1");
     let c = s(&mut t, r, "c", "3");
-    t.create_next_sibling(a, field_type::NAME, Text::Static("b"), Value::Null)
+    t.create_next_sibling(a, field_type::NAME, Text::from_static("b"), Value::Null)
         .unwrap();
-    t.create_first_child(r, field_type::NAME, Text::Static("first"), Value::Null)
+    t.create_first_child(r, field_type::NAME, Text::from_static("first"), Value::Null)
         .unwrap();
-    t.create_prev_sibling(c, field_type::NAME, Text::Static("b2"), Value::Null)
+    t.create_prev_sibling(c, field_type::NAME, Text::from_static("b2"), Value::Null)
         .unwrap();
     assert_eq!(names(&mut t, r), ["first", "a", "b", "b2", "c"]);
     assert_eq!(t.child_count(r).unwrap(), 5);
@@ -104,12 +104,8 @@ fn changes_mark_ancestors_dirty_but_not_siblings() {
     let a = t.push_parsed(
         r,
         field_type::NAME,
-        Text::Empty,
-        Text::Src {
-            buf,
-            start: 1,
-            len: 1,
-        },
+        Text::EMPTY,
+        Text::src(buf, 1, 1),
         Value::Null,
     );
     t.set_source(
@@ -123,8 +119,8 @@ fn changes_mark_ancestors_dirty_but_not_siblings() {
     let b = t.push_parsed(
         a,
         field_type::NAME_VALUE,
-        Text::Empty,
-        Text::Static("b"),
+        Text::EMPTY,
+        Text::from_static("b"),
         Value::Null,
     );
     t.set_source(
@@ -138,8 +134,8 @@ fn changes_mark_ancestors_dirty_but_not_siblings() {
     let c = t.push_parsed(
         a,
         field_type::NAME_VALUE,
-        Text::Empty,
-        Text::Static("c"),
+        Text::EMPTY,
+        Text::from_static("c"),
         Value::Null,
     );
     t.set_source(
@@ -191,12 +187,8 @@ impl Parser for Commas {
                 .iter()
                 .position(|&c| c == b',')
                 .map_or(span.end as usize, |p| at + p);
-            let name = Text::Src {
-                buf: span.buf,
-                start: at as u32,
-                len: (end - at) as u32,
-            };
-            tree.push_parsed(id, field_type::NAME, Text::Empty, name, Value::Null);
+            let name = Text::src(span.buf, at as u32, (end - at) as u32);
+            tree.push_parsed(id, field_type::NAME, Text::EMPTY, name, Value::Null);
             tree.set_resume(id, (end + 1) as u32);
             if how == Expand::OneMore {
                 return Ok(());
@@ -219,8 +211,8 @@ fn lazy_tree(text: &'static [u8]) -> (Tree, NodeId, Arc<Commas>) {
     let d = t.push_parsed(
         r,
         field_type::NAME,
-        Text::Empty,
-        Text::Static("TEST"),
+        Text::EMPTY,
+        Text::from_static("TEST"),
         Value::Null,
     );
     t.set_source(
@@ -261,7 +253,7 @@ fn copying_an_unparsed_subtree_keeps_it_unparsed() {
 #[test]
 fn creating_under_a_pending_element_parses_it_first() {
     let (mut t, d, _) = lazy_tree(b"x,y");
-    t.create_last_child(d, field_type::NAME, Text::Static("z"), Value::Null)
+    t.create_last_child(d, field_type::NAME, Text::from_static("z"), Value::Null)
         .unwrap();
     assert_eq!(names(&mut t, d), ["x", "y", "z"]);
 }

@@ -87,7 +87,7 @@ fn header_tree(root: &mut Tree, req: &HttpRequest) -> Result<(), NodeError> {
     let h = root.create_last_child(
         r,
         field_type::NAME,
-        Text::Static("HTTPInputHeader"),
+        Text::from_static("HTTPInputHeader"),
         Value::Null,
     )?;
     let command = format!("{} {} {}", req.method, req.uri, req.version);
@@ -95,7 +95,7 @@ fn header_tree(root: &mut Tree, req: &HttpRequest) -> Result<(), NodeError> {
     root.create_last_child(
         h,
         field_type::NAME_VALUE,
-        Text::Static("X-Original-HTTP-Command"),
+        Text::from_static("X-Original-HTTP-Command"),
         Value::Character(v),
     )?;
     for (name, value) in &req.headers {
@@ -112,7 +112,7 @@ fn properties(root: &mut Tree, content_type: Option<&Bytes>) -> Result<(), NodeE
         return Ok(());
     };
     let field = |root: &mut Tree, name: &'static str, v: Value| {
-        root.create_last_child(p, field_type::NAME_VALUE, Text::Static(name), v)
+        root.create_last_child(p, field_type::NAME_VALUE, Text::from_static(name), v)
     };
     field(root, "Encoding", Value::Integer(546))?;
     field(root, "CodedCharSetId", Value::Integer(1208))?;
@@ -208,16 +208,16 @@ fn set_request_identifier(le: &mut Tree, id: u64) -> Result<(), NodeError> {
     let d = le.create_last_child(
         r,
         field_type::NAME,
-        Text::Static("Destination"),
+        Text::from_static("Destination"),
         Value::Null,
     )?;
-    let h = le.create_last_child(d, field_type::NAME, Text::Static("HTTP"), Value::Null)?;
+    let h = le.create_last_child(d, field_type::NAME, Text::from_static("HTTP"), Value::Null)?;
     let hex = format!("{id:016X}");
     let t = le.alloc_text(hex.as_bytes());
     le.create_last_child(
         h,
         field_type::NAME_VALUE,
-        Text::Static("RequestIdentifier"),
+        Text::from_static("RequestIdentifier"),
         Value::Character(t),
     )?;
     Ok(())

@@ -251,7 +251,7 @@ impl HttpRequestNode {
         let h = out.root.create_last_child(
             or,
             field_type::NAME,
-            Text::Static("HTTPResponseHeader"),
+            Text::from_static("HTTPResponseHeader"),
             Value::Null,
         )?;
         let line = format!("HTTP/1.1 {} {}", a.status, a.reason);
@@ -259,13 +259,13 @@ impl HttpRequestNode {
         out.root.create_last_child(
             h,
             field_type::NAME_VALUE,
-            Text::Static("X-Original-HTTP-Status-Line"),
+            Text::from_static("X-Original-HTTP-Status-Line"),
             Value::Character(v),
         )?;
         out.root.create_last_child(
             h,
             field_type::NAME_VALUE,
-            Text::Static("X-Original-HTTP-Status-Code"),
+            Text::from_static("X-Original-HTTP-Status-Code"),
             Value::Integer(a.status as i64),
         )?;
         for (n, v) in &a.headers {

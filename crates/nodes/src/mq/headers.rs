@@ -9,7 +9,7 @@ use sluice_tree::{NodeId, Text, Tree, Value, field_type};
 use crate::domains::BodyParsing;
 
 fn nv(t: &mut Tree, parent: NodeId, name: &'static str, v: Value) -> Result<NodeId, NodeError> {
-    Ok(t.create_last_child(parent, field_type::NAME_VALUE, Text::Static(name), v)?)
+    Ok(t.create_last_child(parent, field_type::NAME_VALUE, Text::from_static(name), v)?)
 }
 
 fn chars(t: &mut Tree, parent: NodeId, name: &'static str, s: &str) -> Result<NodeId, NodeError> {
@@ -63,7 +63,7 @@ pub fn to_tree(m: sluice_qm::Message, parsing: &BodyParsing) -> Result<Message, 
         blob(t, p, "ReplyIdentifier", &md.msg_id)?;
         chars(t, p, "ReplyProtocol", "MQ")?;
     }
-    let h = t.create_last_child(r, field_type::NAME, Text::Static("MQMD"), Value::Null)?;
+    let h = t.create_last_child(r, field_type::NAME, Text::from_static("MQMD"), Value::Null)?;
     chars(t, h, "StrucId", "MD  ")?;
     nv(t, h, "Version", Value::Integer(2))?;
     nv(t, h, "Report", Value::Integer(0))?;
@@ -115,8 +115,14 @@ pub fn to_tree(m: sluice_qm::Message, parsing: &BodyParsing) -> Result<Message, 
     )?;
     nv(t, h, "MsgFlags", Value::Integer(md.msg_flags as i64))?;
     if !m.properties.is_empty() {
-        let rfh = t.create_last_child(r, field_type::NAME, Text::Static("MQRFH2"), Value::Null)?;
-        let usr = t.create_last_child(rfh, field_type::NAME, Text::Static("usr"), Value::Null)?;
+        let rfh = t.create_last_child(
+            r,
+            field_type::NAME,
+            Text::from_static("MQRFH2"),
+            Value::Null,
+        )?;
+        let usr =
+            t.create_last_child(rfh, field_type::NAME, Text::from_static("usr"), Value::Null)?;
         for (name, v) in &m.properties {
             let n = t.alloc_text(name.as_bytes());
             let v = match v {

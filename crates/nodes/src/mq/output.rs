@@ -234,29 +234,30 @@ impl Node for MqOutput {
         let wd = le.create_last_child(
             r,
             field_type::NAME,
-            Text::Static("WrittenDestination"),
+            Text::from_static("WrittenDestination"),
             Value::Null,
         )?;
-        let mq = le.create_last_child(wd, field_type::NAME, Text::Static("MQ"), Value::Null)?;
+        let mq =
+            le.create_last_child(wd, field_type::NAME, Text::from_static("MQ"), Value::Null)?;
         for (q, id) in written {
             let dd = le.create_last_child(
                 mq,
                 field_type::NAME,
-                Text::Static("DestinationData"),
+                Text::from_static("DestinationData"),
                 Value::Null,
             )?;
             let qn = le.alloc_text(q.as_bytes());
             le.create_last_child(
                 dd,
                 field_type::NAME_VALUE,
-                Text::Static("queueName"),
+                Text::from_static("queueName"),
                 Value::Character(qn),
             )?;
             let idt = le.alloc_text(&id);
             le.create_last_child(
                 dd,
                 field_type::NAME_VALUE,
-                Text::Static("msgId"),
+                Text::from_static("msgId"),
                 Value::Blob(idt),
             )?;
         }

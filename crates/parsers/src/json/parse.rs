@@ -33,8 +33,8 @@ pub(crate) const AT_CHILD: u8 = 16;
 
 /// The buffer and first byte of an object or array, from its namespace handle.
 pub(crate) fn container_origin(tree: &Tree, id: NodeId) -> Option<(u32, u32)> {
-    match tree.namespace(id) {
-        Text::Src { buf, start, len: 0 } => Some((buf, start)),
+    match tree.namespace(id).as_src() {
+        Some((buf, start, 0)) => Some((buf, start)),
         _ => None,
     }
 }
@@ -124,12 +124,8 @@ pub(crate) fn expand_root(
         } else {
             field_type::OBJECT
         };
-        let origin = Text::Src {
-            buf: span.buf,
-            start: pos as u32,
-            len: 0,
-        };
-        let data = tree.push_parsed(id, ft, origin, Text::Static("Data"), Value::Null);
+        let origin = Text::src(span.buf, pos as u32, 0);
+        let data = tree.push_parsed(id, ft, origin, Text::from_static("Data"), Value::Null);
         let cflags = CONTAINER | if array { ARRAY } else { 0 };
         tree.set_pending(data, parser, pos as u32 + 1);
         tree.set_parser_flags(data, cflags);
@@ -258,7 +254,7 @@ fn run(
             pos = scan::skip_ws(src, pos + 1);
         }
         let name = if array {
-            Text::Static(crate::json::ITEM)
+            Text::from_static(crate::json::ITEM)
         } else {
             if src.get(pos) != Some(&b'"') {
                 return Err(unexpected(src, pos, "a member name string"));
@@ -285,11 +281,7 @@ fn run(
             } else {
                 field_type::OBJECT
             };
-            let origin = Text::Src {
-                buf,
-                start: pos as u32,
-                len: 0,
-            };
+            let origin = Text::src(buf, pos as u32, 0);
             let child = tree.push_parsed(at.cur.id, ft, origin, name, Value::Null);
             let cflags = CONTAINER | if child_array { ARRAY } else { 0 };
             tree.set_pending(child, parser, pos as u32 + 1);
@@ -338,13 +330,9 @@ fn text_of(
     if escaped {
         tree.alloc_text(decoded)
     } else if start == end {
-        Text::Empty
+        Text::EMPTY
     } else {
-        Text::Src {
-            buf,
-            start: start as u32,
-            len: (end - start) as u32,
-        }
+        Text::src(buf, start as u32, (end - start) as u32)
     }
 }
 
@@ -371,11 +359,9 @@ fn push_scalar(
             let v = match n {
                 Number::Integer(i) => Value::Integer(i),
                 Number::Float(f) => Value::Float(f),
-                Number::BigInteger => Value::Decimal(Text::Src {
-                    buf,
-                    start: pos as u32,
-                    len: (end - pos) as u32,
-                }),
+                Number::BigInteger => {
+                    Value::Decimal(Text::src(buf, pos as u32, (end - pos) as u32))
+                }
             };
             (v, end)
         }
@@ -390,7 +376,7 @@ fn push_scalar(
         b'n' => (Value::Null, scan::expect_literal(src, pos, b"null")?),
         _ => return Err(unexpected(src, pos, "a value")),
     };
-    let id = tree.push_parsed(parent, field_type::NAME_VALUE, Text::Empty, name, value);
+    let id = tree.push_parsed(parent, field_type::NAME_VALUE, Text::EMPTY, name, value);
     tree.set_source(
         id,
         SourceSpan {

@@ -24,10 +24,7 @@ pub(crate) fn buffer_of_element(tree: &Tree, id: NodeId) -> Option<u32> {
     if let Some(s) = tree.source(id) {
         return Some(s.buf);
     }
-    match tree.name(id) {
-        Text::Src { buf, .. } => Some(buf),
-        _ => None,
-    }
+    tree.name(id).as_src().map(|(buf, _, _)| buf)
 }
 
 /// The source buffer for parsing under `id`: its own, or the nearest ancestor's.
@@ -54,7 +51,7 @@ pub(crate) fn start_of(tree: &Tree, bytes: &[u8], id: NodeId) -> Option<usize> {
         return Some(tree.resume(p) as usize);
     }
     // A copied element: its name is a slice of its start tag, just after `<` and any prefix.
-    if let Text::Src { start, .. } = tree.name(id) {
+    if let Some((_, start, _)) = tree.name(id).as_src() {
         let start = start as usize;
         let lt = memchr::memrchr(b'<', bytes.get(..start)?)?;
         let between = &bytes[lt + 1..start];
@@ -238,13 +235,9 @@ impl Builder<'_, '_> {
     #[inline]
     pub(crate) fn src(&self, s: Span) -> Text {
         if s.1 == s.0 {
-            return Text::Empty;
+            return Text::EMPTY;
         }
-        Text::Src {
-            buf: self.buf,
-            start: s.0 as u32,
-            len: (s.1 - s.0) as u32,
-        }
+        Text::src(self.buf, s.0 as u32, (s.1 - s.0) as u32)
     }
 
     /// A name as a text handle, checked to be UTF-8.
@@ -278,7 +271,7 @@ impl Builder<'_, '_> {
     #[inline]
     fn resolve(&mut self, prefix: &[u8], offset: usize, seq: u32) -> Result<(Text, u8), Error> {
         if prefix == b"xml" {
-            return Ok((Text::Static(XML_NS), 0));
+            return Ok((Text::from_static(XML_NS), 0));
         }
         if prefix == b"xmlns" {
             return Err(Error::malformed(
@@ -295,7 +288,7 @@ impl Builder<'_, '_> {
         match found {
             Some(b) if b.owner == seq => Ok((b.uri, 0)),
             Some(b) => Ok((b.uri, flags::NEEDS_OUTER)),
-            None if prefix.is_empty() => Ok((Text::Empty, flags::NEEDS_EMPTY_DEFAULT)),
+            None if prefix.is_empty() => Ok((Text::EMPTY, flags::NEEDS_EMPTY_DEFAULT)),
             None => Err(Error::UndeclaredPrefix {
                 offset,
                 prefix: String::from_utf8_lossy(prefix).into_owned(),
@@ -394,10 +387,10 @@ impl Builder<'_, '_> {
         for (a, decl) in attrs.iter().zip(decl_uris) {
             if let Some(uri) = decl {
                 let (kns, kname) = if a.name.1 - a.name.0 == 5 {
-                    (Text::Empty, Text::Static("xmlns"))
+                    (Text::EMPTY, Text::from_static("xmlns"))
                 } else {
                     (
-                        Text::Static(XMLNS_NS),
+                        Text::from_static(XMLNS_NS),
                         self.name_text((a.name.0 + 6, a.name.1))?,
                     )
                 };
@@ -411,7 +404,7 @@ impl Builder<'_, '_> {
             }
             let (ap, al) = split_qname(bytes, a.name, a.name.0)?;
             let ans = if ap.0 == ap.1 {
-                Text::Empty
+                Text::EMPTY
             } else {
                 let (u, d) = self.resolve(&bytes[ap.0..ap.1], a.name.0, seq)?;
                 deps |= d;
@@ -461,7 +454,7 @@ impl Builder<'_, '_> {
             return Ok(Pushed::Done { end });
         }
         let leaf = if self_closing {
-            Some((Text::Empty, false, tag_end))
+            Some((Text::EMPTY, false, tag_end))
         } else {
             self.leaf_content(tag_end, qname)?
         };

@@ -65,7 +65,7 @@ impl Builder<'_, '_> {
                 && rest[2 + q.len()] == b'>'
             {
                 let v = if lt == pos {
-                    Text::Empty
+                    Text::EMPTY
                 } else {
                     self.value_text((pos, lt), false)?
                 };
@@ -106,7 +106,7 @@ impl Builder<'_, '_> {
         };
         let cdata = n > 0 && all_cdata;
         if n == 0 {
-            return Ok(Some((Text::Empty, false, end)));
+            return Ok(Some((Text::EMPTY, false, end)));
         }
         if n == 1 {
             let (s, is_cdata) = pieces[0];
@@ -184,8 +184,8 @@ impl Builder<'_, '_> {
                 self.tree.push_parsed(
                     parent,
                     ft::VALUE,
-                    Text::Empty,
-                    Text::Empty,
+                    Text::EMPTY,
+                    Text::EMPTY,
                     Value::Character(v),
                 );
                 Ok(true)
@@ -199,8 +199,8 @@ impl Builder<'_, '_> {
                 self.tree.push_parsed(
                     parent,
                     ft::CDATA_VALUE,
-                    Text::Empty,
-                    Text::Empty,
+                    Text::EMPTY,
+                    Text::EMPTY,
                     Value::Character(v),
                 );
                 Ok(true)
@@ -213,8 +213,8 @@ impl Builder<'_, '_> {
                 self.tree.push_parsed(
                     parent,
                     ft::COMMENT,
-                    Text::Empty,
-                    Text::Empty,
+                    Text::EMPTY,
+                    Text::EMPTY,
                     Value::Character(v),
                 );
                 Ok(true)
@@ -239,7 +239,7 @@ impl Builder<'_, '_> {
                 self.tree.push_parsed(
                     parent,
                     ft::PROCESSING_INSTRUCTION,
-                    Text::Empty,
+                    Text::EMPTY,
                     n,
                     Value::Character(v),
                 );

@@ -192,8 +192,8 @@ impl Builder<'_, '_> {
         let id = self.tree.push_parsed(
             doc,
             ft::XML_DECLARATION,
-            Text::Empty,
-            Text::Static("XmlDeclaration"),
+            Text::EMPTY,
+            Text::from_static("XmlDeclaration"),
             Value::Null,
         );
         for (k, v) in items {
@@ -201,8 +201,8 @@ impl Builder<'_, '_> {
             self.tree.push_parsed(
                 id,
                 ft::ATTRIBUTE,
-                Text::Empty,
-                Text::Static(k),
+                Text::EMPTY,
+                Text::from_static(k),
                 Value::Character(t),
             );
         }

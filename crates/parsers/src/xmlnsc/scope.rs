@@ -111,7 +111,7 @@ pub(crate) fn from_ancestors(tree: &Tree, id: NodeId, buf: u32, scope: &mut Scop
             if field_type::is_namespace_decl(t) {
                 let uri = match tree.value(k) {
                     Value::Character(u) => u,
-                    _ => Text::Empty,
+                    _ => Text::EMPTY,
                 };
                 let p = decl_prefix(tree, k);
                 scope.push(&p, uri, 0);
@@ -176,11 +176,7 @@ pub(crate) fn rescan(tree: &mut Tree, bytes: &[u8], buf: u32, upto: usize, scope
                 }
                 tree.alloc_text(&out)
             } else {
-                Text::Src {
-                    buf,
-                    start: v.0 as u32,
-                    len: (v.1 - v.0) as u32,
-                }
+                Text::src(buf, v.0 as u32, (v.1 - v.0) as u32)
             };
             list.push((p, uri));
         }

@@ -81,7 +81,7 @@ impl<'a> Exec<'a> {
             let r = tree.create_last_child(
                 NodeId(0),
                 field_type::NAME,
-                Text::Static("Row"),
+                Text::from_static("Row"),
                 sluice_tree::Value::Null,
             )?;
             for (i, n) in names.iter().enumerate() {

@@ -273,16 +273,16 @@ impl<'a> Exec<'a> {
         let v = sluice_tree::Value::Null;
         let id = match pos {
             Position::FirstChild => {
-                t.create_first_child(at.node, field_type::NAME, Text::Empty, v)?
+                t.create_first_child(at.node, field_type::NAME, Text::EMPTY, v)?
             }
             Position::LastChild => {
-                t.create_last_child(at.node, field_type::NAME, Text::Empty, v)?
+                t.create_last_child(at.node, field_type::NAME, Text::EMPTY, v)?
             }
             Position::NextSibling => {
-                t.create_next_sibling(at.node, field_type::NAME, Text::Empty, v)?
+                t.create_next_sibling(at.node, field_type::NAME, Text::EMPTY, v)?
             }
             Position::PrevSibling => {
-                t.create_prev_sibling(at.node, field_type::NAME, Text::Empty, v)?
+                t.create_prev_sibling(at.node, field_type::NAME, Text::EMPTY, v)?
             }
         };
         Ok(Loc {

@@ -412,7 +412,7 @@ impl<'a> Exec<'a> {
                     t.create_last_child(
                         parent,
                         sluice_tree::field_type::VALUE,
-                        sluice_tree::Text::Empty,
+                        sluice_tree::Text::EMPTY,
                         tv,
                     )?;
                     Ok(())

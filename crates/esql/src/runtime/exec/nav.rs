@@ -343,7 +343,7 @@ const MAX_GAP: usize = 10_000;
 /// A name for a new element: static for common names would need a table; the heap is cheap.
 pub(crate) fn intern(t: &mut Tree, bytes: &[u8]) -> Text {
     if bytes.is_empty() {
-        Text::Empty
+        Text::EMPTY
     } else {
         t.alloc_text(bytes)
     }

@@ -62,7 +62,7 @@ impl<'a> Exec<'a> {
                     let id = tr.create_last_child(
                         NodeId(0),
                         sluice_tree::field_type::NAME,
-                        sluice_tree::Text::Static("Row"),
+                        sluice_tree::Text::from_static("Row"),
                         sluice_tree::Value::Null,
                     )?;
                     let at = Loc { tree: t, node: id };

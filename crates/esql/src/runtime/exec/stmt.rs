@@ -526,7 +526,7 @@ impl<'a> Exec<'a> {
             .name
             .as_ref()
             .map(|n| super::nav::intern(t, n))
-            .unwrap_or(Text::Empty);
+            .unwrap_or(Text::EMPTY);
         let id = t.create_last_child(
             parent.node,
             s.ty.unwrap_or(field_type::NAME),

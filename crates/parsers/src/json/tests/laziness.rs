@@ -96,7 +96,7 @@ fn copied_unparsed_subtree_parses_in_the_other_tree() {
         .create_last_child(
             root,
             sluice_tree::field_type::NAME,
-            sluice_tree::Text::Static("JSON"),
+            sluice_tree::Text::from_static("JSON"),
             Value::Null,
         )
         .unwrap();
@@ -104,7 +104,7 @@ fn copied_unparsed_subtree_parses_in_the_other_tree() {
         .create_last_child(
             oj,
             crate::json::field_type::OBJECT,
-            sluice_tree::Text::Static("Data"),
+            sluice_tree::Text::from_static("Data"),
             Value::Null,
         )
         .unwrap();

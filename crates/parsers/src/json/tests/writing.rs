@@ -12,16 +12,16 @@ fn output() -> (Tree, NodeId, NodeId) {
     let mut tree = Tree::new("Root");
     let root = tree.root();
     let json = tree
-        .create_last_child(root, NAME, Text::Static("JSON"), Value::Null)
+        .create_last_child(root, NAME, Text::from_static("JSON"), Value::Null)
         .unwrap();
     let data = tree
-        .create_last_child(json, NAME, Text::Static("Data"), Value::Null)
+        .create_last_child(json, NAME, Text::from_static("Data"), Value::Null)
         .unwrap();
     (tree, json, data)
 }
 
 fn field(tree: &mut Tree, parent: NodeId, name: &'static str, v: Value) -> NodeId {
-    tree.create_last_child(parent, NAME_VALUE, Text::Static(name), v)
+    tree.create_last_child(parent, NAME_VALUE, Text::from_static(name), v)
         .unwrap()
 }
 
@@ -32,11 +32,11 @@ fn flow_built_folders_and_fields_become_objects_and_members() {
     let m = tree.path(data, &["Message"]).unwrap().unwrap();
     tree.set_str(m, "Hello World");
     let folder = tree
-        .create_last_child(data, NAME, Text::Static("Folder"), Value::Null)
+        .create_last_child(data, NAME, Text::from_static("Folder"), Value::Null)
         .unwrap();
     field(&mut tree, folder, "x", Value::Integer(1));
     field(&mut tree, folder, "x", Value::Integer(2));
-    tree.create_last_child(data, NAME, Text::Static("Empty"), Value::Null)
+    tree.create_last_child(data, NAME, Text::from_static("Empty"), Value::Null)
         .unwrap();
     field(&mut tree, data, "Nothing", Value::Null);
     assert_eq!(
@@ -49,18 +49,18 @@ fn flow_built_folders_and_fields_become_objects_and_members() {
 fn array_elements_write_their_items_without_names() {
     let (mut tree, json, data) = output();
     let arr = tree
-        .create_last_child(data, ARRAY, Text::Static("list"), Value::Null)
+        .create_last_child(data, ARRAY, Text::from_static("list"), Value::Null)
         .unwrap();
     field(&mut tree, arr, "Item", Value::Integer(1));
     let t = tree.alloc_text(b"two");
     field(&mut tree, arr, "Other", Value::Character(t));
     let obj = tree
-        .create_last_child(arr, NAME, Text::Static("Item"), Value::Null)
+        .create_last_child(arr, NAME, Text::from_static("Item"), Value::Null)
         .unwrap();
     field(&mut tree, obj, "k", Value::Boolean(true));
-    tree.create_last_child(arr, ARRAY, Text::Static("Item"), Value::Null)
+    tree.create_last_child(arr, ARRAY, Text::from_static("Item"), Value::Null)
         .unwrap();
-    tree.create_last_child(arr, VALUE, Text::Empty, Value::Float(0.25))
+    tree.create_last_child(arr, VALUE, Text::EMPTY, Value::Float(0.25))
         .unwrap();
     assert_eq!(
         write(&mut tree, json, &JsonParser::new()),
@@ -135,7 +135,7 @@ fn data_must_be_an_object_or_array() {
     let mut tree = Tree::new("Root");
     let root = tree.root();
     let json = tree
-        .create_last_child(root, NAME, Text::Static("JSON"), Value::Null)
+        .create_last_child(root, NAME, Text::from_static("JSON"), Value::Null)
         .unwrap();
     field(&mut tree, json, "Data", Value::Integer(3));
     let err = crate::json::to_bytes(&mut tree, json, &JsonParser::new()).unwrap_err();
@@ -150,7 +150,7 @@ fn json_without_data_writes_nothing() {
     let mut tree = Tree::new("Root");
     let root = tree.root();
     let json = tree
-        .create_last_child(root, NAME, Text::Static("JSON"), Value::Null)
+        .create_last_child(root, NAME, Text::from_static("JSON"), Value::Null)
         .unwrap();
     assert_eq!(write(&mut tree, json, &JsonParser::new()), "");
 }
@@ -163,7 +163,7 @@ fn padding_wraps_the_output_for_jsonp() {
     tree.create_first_child(
         json,
         NAME_VALUE,
-        Text::Static("Padding"),
+        Text::from_static("Padding"),
         Value::Character(p),
     )
     .unwrap();

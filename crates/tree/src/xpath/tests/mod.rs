@@ -62,11 +62,7 @@ fn name_end(b: &[u8], mut i: usize) -> usize {
 
 impl ToyXml {
     fn text(buf: u32, start: usize, end: usize) -> Text {
-        Text::Src {
-            buf,
-            start: start as u32,
-            len: (end - start) as u32,
-        }
+        Text::src(buf, start as u32, (end - start) as u32)
     }
 
     /// A possibly namespaced name `{uri}local` at `start..end`: (namespace, local).
@@ -79,7 +75,7 @@ impl ToyXml {
                 Self::text(buf, close + 1, end),
             );
         }
-        (Text::Empty, Self::text(buf, start, end))
+        (Text::EMPTY, Self::text(buf, start, end))
     }
 
     /// The end of the element whose start tag ends at `after_start` (just past `>`), by
@@ -123,14 +119,14 @@ impl ToyXml {
         if b[pos..].starts_with(b"<!--") {
             let end = find(b, pos, b"-->").ok_or_else(|| parse_err(pos, "comment not closed"))?;
             let v = Value::Character(Self::text(buf, pos + 4, end));
-            tree.push_parsed(id, COMMENT, Text::Empty, Text::Empty, v);
+            tree.push_parsed(id, COMMENT, Text::EMPTY, Text::EMPTY, v);
             self.pushed.fetch_add(1, Ordering::Relaxed);
             return Ok(end + 3);
         }
         if b[pos] != b'<' {
             let end = find(&b[..limit], pos, b"<").unwrap_or(limit);
             let v = Value::Character(Self::text(buf, pos, end));
-            tree.push_parsed(id, TEXT, Text::Empty, Text::Empty, v);
+            tree.push_parsed(id, TEXT, Text::EMPTY, Text::EMPTY, v);
             self.pushed.fetch_add(1, Ordering::Relaxed);
             return Ok(end);
         }
@@ -283,7 +279,7 @@ pub(crate) fn lazy_message(xml: &str) -> (Message, Arc<ToyXml>) {
     let buf = tree.add_buffer(Bytes::copy_from_slice(xml.as_bytes()));
     let r = tree.root();
     let body = tree
-        .create_last_child(r, FOLDER, Text::Static("XMLNSC"), Value::Null)
+        .create_last_child(r, FOLDER, Text::from_static("XMLNSC"), Value::Null)
         .expect("a fresh root takes children");
     tree.set_source(
         body,

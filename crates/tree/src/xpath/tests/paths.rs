@@ -223,7 +223,7 @@ fn variables_reach_each_tree_of_the_assembly() {
         .create_last_child(
             le,
             field_type::NAME,
-            Text::Static("Destination"),
+            Text::from_static("Destination"),
             Value::Null,
         )
         .expect("create");
@@ -232,7 +232,7 @@ fn variables_reach_each_tree_of_the_assembly() {
         .create_last_child(
             dest,
             field_type::NAME_VALUE,
-            Text::Static("Queue"),
+            Text::from_static("Queue"),
             Value::Character(t),
         )
         .expect("create");
@@ -241,7 +241,7 @@ fn variables_reach_each_tree_of_the_assembly() {
     env.create_last_child(
         er,
         field_type::NAME_VALUE,
-        Text::Static("Count"),
+        Text::from_static("Count"),
         Value::Integer(3),
     )
     .expect("create");
@@ -291,7 +291,7 @@ fn typed_values_read_as_strings_and_numbers() {
     let r = m.root.root();
     let body = m
         .root
-        .create_last_child(r, field_type::NAME, Text::Static("JSON"), Value::Null)
+        .create_last_child(r, field_type::NAME, Text::from_static("JSON"), Value::Null)
         .expect("create");
     for (name, v) in [
         ("i", Value::Integer(42)),
@@ -300,7 +300,7 @@ fn typed_values_read_as_strings_and_numbers() {
         ("d", Value::Date(0)),
     ] {
         m.root
-            .create_last_child(body, field_type::NAME_VALUE, Text::Static(name), v)
+            .create_last_child(body, field_type::NAME_VALUE, Text::from_static(name), v)
             .expect("create");
     }
     let mut cx = XPathContext::without_environment(&mut m);
@@ -332,7 +332,7 @@ fn changed_trees_find_attributes_added_after_content() {
         .create_last_child(
             first,
             0x0300_0100,
-            Text::Static("flag"),
+            Text::from_static("flag"),
             Value::Character(t),
         )
         .expect("create");
@@ -362,23 +362,33 @@ fn xmlnsc_field_types_map_to_xpath_node_kinds() {
     let t = &mut m.root;
     let r = t.root();
     let body = t
-        .create_last_child(r, field_type::NAME, Text::Static("XMLNSC"), Value::Null)
+        .create_last_child(
+            r,
+            field_type::NAME,
+            Text::from_static("XMLNSC"),
+            Value::Null,
+        )
         .expect("create");
     t.create_last_child(
         body,
         XMLNSC_XML_DECLARATION,
-        Text::Static("XmlDeclaration"),
+        Text::from_static("XmlDeclaration"),
         Value::Null,
     )
     .expect("create");
     let parent = t
-        .create_last_child(body, field_type::NAME, Text::Static("Parent"), Value::Null)
+        .create_last_child(
+            body,
+            field_type::NAME,
+            Text::from_static("Parent"),
+            Value::Null,
+        )
         .expect("create");
     let uri = t.alloc_text(b"urn:p");
     t.create_last_child(
         parent,
         XMLNSC_SINGLE_NAMESPACE_DECL,
-        Text::Static("p"),
+        Text::from_static("p"),
         Value::Character(uri),
     )
     .expect("create");
@@ -386,7 +396,7 @@ fn xmlnsc_field_types_map_to_xpath_node_kinds() {
     t.create_last_child(
         parent,
         XMLNSC_SINGLE_ATTRIBUTE,
-        Text::Static("id"),
+        Text::from_static("id"),
         Value::Character(id),
     )
     .expect("create");
@@ -394,7 +404,7 @@ fn xmlnsc_field_types_map_to_xpath_node_kinds() {
     t.create_last_child(
         parent,
         XMLNSC_PROCESSING_INSTRUCTION,
-        Text::Static("target"),
+        Text::from_static("target"),
         Value::Character(pi),
     )
     .expect("create");
@@ -402,7 +412,7 @@ fn xmlnsc_field_types_map_to_xpath_node_kinds() {
     t.create_last_child(
         parent,
         field_type::NAME_VALUE,
-        Text::Static("First"),
+        Text::from_static("First"),
         Value::Character(one),
     )
     .expect("create");
