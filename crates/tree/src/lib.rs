@@ -5,6 +5,7 @@ pub mod assembly;
 mod debug;
 pub mod error;
 pub mod field_type;
+mod packed;
 pub mod text;
 pub mod text_form;
 mod tree;

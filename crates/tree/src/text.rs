@@ -110,6 +110,22 @@ impl Text {
         unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len)) }
     }
 
+    /// The handle's three words, for storing it packed beside other data.
+    #[inline]
+    pub(crate) const fn to_raw(self) -> [u32; 3] {
+        [self.head, self.b, self.c]
+    }
+
+    /// A handle from [`Text::to_raw`]'s words.
+    #[inline]
+    pub(crate) const fn from_raw(w: [u32; 3]) -> Text {
+        Text {
+            head: w[0],
+            b: w[1],
+            c: w[2],
+        }
+    }
+
     /// The source buffer and range of a source text.
     #[inline]
     pub fn as_src(self) -> Option<(u32, u32, u32)> {

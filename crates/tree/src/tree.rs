@@ -11,16 +11,27 @@
 //!   Dirty is always set on every ancestor of a dirty element.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
 
 use crate::error::TreeError;
+use crate::packed::Packed;
 use crate::text::{Text, TextRef};
 use crate::value::Value;
 
 const NIL: u32 = u32::MAX;
 const NO_PARSER: u16 = u16::MAX;
+/// No source span.
+const NO_BUF: u16 = u16::MAX;
+/// A source span whose end is not known yet.
+const OPEN: u32 = u32::MAX;
+/// The namespace is in [`Tree::ns_overflow`] (a tree with more distinct namespaces than fit).
+const NS_OVERFLOW: u16 = u16::MAX;
+/// The bits of `Element::flags` that are the tree's; the value's kind is above them.
+const FLAG_BITS: u8 = 0x0F;
+const KIND_SHIFT: u8 = 4;
 
 const PENDING: u8 = 1;
 const DIRTY: u8 = 2;
@@ -38,46 +49,74 @@ pub struct SourceSpan {
     pub end: u32,
 }
 
+/// One element in 64 bytes, so that building a tree writes one cache line per element.
 #[derive(Clone, Copy, Debug)]
 struct Element {
     name: Text,
-    namespace: Text,
-    value: Value,
+    /// The value's words (see [`Packed`]); its kind is in the high bits of `flags`.
+    value: [u32; 3],
     field_type: u32,
     parent: u32,
     first: u32,
-    last: u32,
+    /// The previous sibling; a first child's `prev` is its parent's last child, which makes the
+    /// last child an O(1) step without a field of its own.
     prev: u32,
     next: u32,
-    source: SourceSpan,
+    src_start: u32,
+    /// [`OPEN`] while only the start is known.
+    src_end: u32,
     resume: u32,
+    /// The source buffer, or [`NO_BUF`].
+    src_buf: u16,
+    /// Index in [`Tree::namespaces`] (0: no namespace).
+    namespace: u16,
     parser: u16,
+    /// PENDING, DIRTY and FREE, with the value's kind in the high four bits.
     flags: u8,
     parser_flags: u8,
 }
 
+const _: () = assert!(std::mem::size_of::<Element>() == 64);
+
 impl Element {
-    fn new(field_type: u32, name: Text, value: Value) -> Self {
+    fn new(field_type: u32, name: Text, value: Packed) -> Self {
         Element {
             name,
-            namespace: Text::EMPTY,
-            value,
+            value: value.words,
             field_type,
             parent: NIL,
             first: NIL,
-            last: NIL,
             prev: NIL,
             next: NIL,
-            source: SourceSpan {
-                buf: NIL,
-                start: 0,
-                end: 0,
-            },
+            src_start: 0,
+            src_end: 0,
             resume: 0,
+            src_buf: NO_BUF,
+            namespace: 0,
             parser: NO_PARSER,
-            flags: 0,
+            flags: value.kind << KIND_SHIFT,
             parser_flags: 0,
         }
+    }
+
+    fn packed(&self) -> Packed {
+        Packed {
+            kind: self.flags >> KIND_SHIFT,
+            words: self.value,
+        }
+    }
+
+    fn set_packed(&mut self, p: Packed) {
+        self.value = p.words;
+        self.flags = (self.flags & FLAG_BITS) | (p.kind << KIND_SHIFT);
+    }
+
+    fn span(&self) -> Option<SourceSpan> {
+        (self.src_buf != NO_BUF && self.src_end != OPEN).then_some(SourceSpan {
+            buf: u32::from(self.src_buf),
+            start: self.src_start,
+            end: self.src_end,
+        })
     }
 }
 
@@ -111,6 +150,13 @@ pub struct Tree {
     heap: Vec<u8>,
     parsers: Vec<Arc<dyn Parser>>,
     free: u32,
+    /// Distinct namespaces by index; 0 is "none". Elements store the index.
+    namespaces: Vec<Text>,
+    ns_by_bytes: HashMap<Box<[u8]>, u16>,
+    /// The namespace most recently stored, so that a run of elements in one namespace does not
+    /// hash its bytes per element.
+    ns_last: (Text, u16),
+    ns_overflow: HashMap<u32, Text>,
 }
 
 impl std::fmt::Debug for Tree {
@@ -126,12 +172,16 @@ impl Tree {
             elements: vec![Element::new(
                 crate::field_type::NAME,
                 Text::from_static(root_name),
-                Value::Null,
+                Packed::default(),
             )],
             buffers: Vec::new(),
             heap: Vec::new(),
             parsers: Vec::new(),
             free: NIL,
+            namespaces: vec![Text::EMPTY],
+            ns_by_bytes: HashMap::new(),
+            ns_last: (Text::EMPTY, 0),
+            ns_overflow: HashMap::new(),
         }
     }
 
@@ -150,6 +200,58 @@ impl Tree {
 
     fn opt(v: u32) -> Option<NodeId> {
         (v != NIL).then_some(NodeId(v))
+    }
+
+    /// The last child's index, or NIL.
+    fn last_of(&self, id: NodeId) -> u32 {
+        match self.el(id).first {
+            NIL => NIL,
+            f => self.elements[f as usize].prev,
+        }
+    }
+
+    fn pack(&mut self, v: Value) -> Packed {
+        Packed::pack(v, |b| {
+            let start = self.heap.len() as u32;
+            self.heap.extend_from_slice(b);
+            Text::heap(start, b.len() as u32)
+        })
+    }
+
+    fn unpack(&self, p: Packed) -> Value {
+        p.unpack(|t| self.bytes(t))
+    }
+
+    /// The index under which element namespaces `ns` are stored.
+    fn ns_index(&mut self, ns: Text) -> u16 {
+        if ns.is_empty() {
+            return 0;
+        }
+        if ns == self.ns_last.0 {
+            return self.ns_last.1;
+        }
+        let bytes = self.bytes(ns);
+        let i = match self.ns_by_bytes.get(bytes) {
+            Some(&i) => i,
+            None if self.namespaces.len() < usize::from(NS_OVERFLOW) => {
+                let i = self.namespaces.len() as u16;
+                self.ns_by_bytes.insert(bytes.into(), i);
+                self.namespaces.push(ns);
+                i
+            }
+            None => return NS_OVERFLOW,
+        };
+        self.ns_last = (ns, i);
+        i
+    }
+
+    /// Store namespace `ns` on element `id`.
+    fn put_namespace(&mut self, id: NodeId, ns: Text) {
+        let i = self.ns_index(ns);
+        if i == NS_OVERFLOW {
+            self.ns_overflow.insert(id.0, ns);
+        }
+        self.el_mut(id).namespace = i;
     }
 
     // ----- strings and buffers -------------------------------------------------------------
@@ -256,25 +358,23 @@ impl Tree {
         self.bytes(self.el(id).name)
     }
     pub fn namespace(&self, id: NodeId) -> Text {
-        self.el(id).namespace
+        match self.el(id).namespace {
+            NS_OVERFLOW => self.ns_overflow.get(&id.0).copied().unwrap_or_default(),
+            i => self.namespaces[usize::from(i)],
+        }
     }
     pub fn namespace_bytes(&self, id: NodeId) -> &[u8] {
-        self.bytes(self.el(id).namespace)
+        self.bytes(self.namespace(id))
     }
     pub fn value(&self, id: NodeId) -> Value {
-        self.el(id).value
+        self.unpack(self.el(id).packed())
     }
     pub fn field_type(&self, id: NodeId) -> u32 {
         self.el(id).field_type
     }
     /// The value's bytes when it is character, decimal, BLOB or BIT data.
     pub fn value_bytes(&self, id: NodeId) -> Option<&[u8]> {
-        match self.el(id).value {
-            Value::Character(t) | Value::Decimal(t) | Value::Blob(t) | Value::Bit(t) => {
-                Some(self.bytes(t))
-            }
-            _ => None,
-        }
+        self.el(id).packed().text().map(|t| self.bytes(t))
     }
     /// Whether element `id` was deleted (its id may not be used).
     pub fn is_deleted(&self, id: NodeId) -> bool {
@@ -286,25 +386,29 @@ impl Tree {
     /// The original bytes of an element nobody changed, for serialisation by copy.
     pub fn original(&self, id: NodeId) -> Option<&[u8]> {
         let e = self.el(id);
-        if e.flags & DIRTY != 0 || e.source.buf == NIL {
+        if e.flags & DIRTY != 0 {
             return None;
         }
-        Some(&self.buffers[e.source.buf as usize][e.source.start as usize..e.source.end as usize])
+        let s = e.span()?;
+        Some(&self.buffers[s.buf as usize][s.start as usize..s.end as usize])
     }
     /// [`Tree::original`] as a shared slice of the source buffer (no copy).
     pub fn original_shared(&self, id: NodeId) -> Option<Bytes> {
         let e = self.el(id);
-        if e.flags & DIRTY != 0 || e.source.buf == NIL {
+        if e.flags & DIRTY != 0 {
             return None;
         }
-        Some(
-            self.buffers[e.source.buf as usize]
-                .slice(e.source.start as usize..e.source.end as usize),
-        )
+        let s = e.span()?;
+        Some(self.buffers[s.buf as usize].slice(s.start as usize..s.end as usize))
     }
+    /// Where the bytes of element `id` lie, once their end is known.
     pub fn source(&self, id: NodeId) -> Option<SourceSpan> {
+        self.el(id).span()
+    }
+    /// The buffer and first byte of element `id`'s source, even while its end is not known.
+    pub fn source_start(&self, id: NodeId) -> Option<(u32, u32)> {
         let e = self.el(id);
-        (e.source.buf != NIL).then_some(e.source)
+        (e.src_buf != NO_BUF).then_some((u32::from(e.src_buf), e.src_start))
     }
     pub fn is_dirty(&self, id: NodeId) -> bool {
         self.el(id).flags & DIRTY != 0
@@ -334,9 +438,9 @@ impl Tree {
             return Ok(());
         }
         let parser = self.parsers[p as usize].clone();
-        let before = (self.el(id).last, self.el(id).resume);
+        let before = (self.last_of(id), self.el(id).resume);
         parser.expand(self, id, how)?;
-        if self.is_pending(id) && (self.el(id).last, self.el(id).resume) == before {
+        if self.is_pending(id) && (self.last_of(id), self.el(id).resume) == before {
             return Err(TreeError::Internal(format!(
                 "{} parser made no progress expanding an element",
                 parser.domain()
@@ -387,7 +491,7 @@ impl Tree {
 
     pub fn last_child(&mut self, id: NodeId) -> Result<Option<NodeId>, TreeError> {
         self.expand_children(id)?;
-        Ok(Self::opt(self.el(id).last))
+        Ok(Self::opt(self.last_of(id)))
     }
 
     pub fn next_sibling(&mut self, id: NodeId) -> Result<Option<NodeId>, TreeError> {
@@ -402,7 +506,11 @@ impl Tree {
     }
 
     pub fn prev_sibling(&self, id: NodeId) -> Option<NodeId> {
-        Self::opt(self.el(id).prev)
+        let e = self.el(id);
+        if e.parent == NIL || self.elements[e.parent as usize].first == id.0 {
+            return None;
+        }
+        Self::opt(e.prev)
     }
 
     /// Children already materialised, without parsing (for serialisers of changed trees after
@@ -411,7 +519,7 @@ impl Tree {
         Self::opt(self.el(id).first)
     }
     pub fn peek_last_child(&self, id: NodeId) -> Option<NodeId> {
-        Self::opt(self.el(id).last)
+        Self::opt(self.last_of(id))
     }
     pub fn peek_next_sibling(&self, id: NodeId) -> Option<NodeId> {
         Self::opt(self.el(id).next)
@@ -502,10 +610,13 @@ impl Tree {
         name: Text,
         value: Value,
     ) -> NodeId {
-        let mut e = Element::new(field_type, name, value);
-        e.namespace = namespace;
+        let packed = self.pack(value);
+        let mut e = Element::new(field_type, name, packed);
         e.parser = self.el(parent).parser;
         let id = self.alloc(e);
+        if !namespace.is_empty() {
+            self.put_namespace(id, namespace);
+        }
         self.link_last(parent, id);
         id
     }
@@ -535,9 +646,32 @@ impl Tree {
         (id, index, buf)
     }
 
-    /// Record the source span of a parsed element.
+    /// Record the source span of a parsed element. A tree keeps spans in its first 65,535
+    /// buffers; elements of later buffers are serialised from the tree.
     pub fn set_source(&mut self, id: NodeId, span: SourceSpan) {
-        self.el_mut(id).source = span;
+        let e = self.el_mut(id);
+        match u16::try_from(span.buf) {
+            Ok(buf) if buf != NO_BUF && span.end != OPEN => {
+                e.src_buf = buf;
+                e.src_start = span.start;
+                e.src_end = span.end;
+            }
+            _ => e.src_buf = NO_BUF,
+        }
+    }
+
+    /// Record where a parsed element starts while its end is not known yet; [`Tree::source`]
+    /// stays `None` until [`Tree::set_source`] gives the whole span.
+    pub fn set_source_start(&mut self, id: NodeId, buf: u32, start: u32) {
+        let e = self.el_mut(id);
+        match u16::try_from(buf) {
+            Ok(buf) if buf != NO_BUF => {
+                e.src_buf = buf;
+                e.src_start = start;
+                e.src_end = OPEN;
+            }
+            _ => e.src_buf = NO_BUF,
+        }
     }
 
     /// Mark `id` as having unparsed children starting at `resume`, owned by `parser`.
@@ -571,48 +705,52 @@ impl Tree {
         self.el_mut(id).parser = parser;
     }
 
+    /// Link `id` as the only child of `parent`.
+    fn link_only(&mut self, parent: NodeId, id: NodeId) {
+        let e = self.el_mut(id);
+        e.parent = parent.0;
+        e.prev = id.0;
+        e.next = NIL;
+        self.el_mut(parent).first = id.0;
+    }
+
     fn link_last(&mut self, parent: NodeId, id: NodeId) {
-        let last = self.el(parent).last;
-        {
-            let e = self.el_mut(id);
-            e.parent = parent.0;
-            e.prev = last;
-            e.next = NIL;
+        let first = self.el(parent).first;
+        if first == NIL {
+            return self.link_only(parent, id);
         }
-        if last == NIL {
-            self.el_mut(parent).first = id.0;
-        } else {
-            self.elements[last as usize].next = id.0;
-        }
-        self.el_mut(parent).last = id.0;
+        let last = self.elements[first as usize].prev;
+        let e = self.el_mut(id);
+        e.parent = parent.0;
+        e.prev = last;
+        e.next = NIL;
+        self.elements[last as usize].next = id.0;
+        self.elements[first as usize].prev = id.0;
     }
 
     fn link_first(&mut self, parent: NodeId, id: NodeId) {
         let first = self.el(parent).first;
-        {
-            let e = self.el_mut(id);
-            e.parent = parent.0;
-            e.next = first;
-            e.prev = NIL;
-        }
         if first == NIL {
-            self.el_mut(parent).last = id.0;
-        } else {
-            self.elements[first as usize].prev = id.0;
+            return self.link_only(parent, id);
         }
+        let last = self.elements[first as usize].prev;
+        let e = self.el_mut(id);
+        e.parent = parent.0;
+        e.prev = last;
+        e.next = first;
+        self.elements[first as usize].prev = id.0;
         self.el_mut(parent).first = id.0;
     }
 
     fn link_after(&mut self, sibling: NodeId, id: NodeId) {
         let s = *self.el(sibling);
-        {
-            let e = self.el_mut(id);
-            e.parent = s.parent;
-            e.prev = sibling.0;
-            e.next = s.next;
-        }
+        let e = self.el_mut(id);
+        e.parent = s.parent;
+        e.prev = sibling.0;
+        e.next = s.next;
         if s.next == NIL {
-            self.elements[s.parent as usize].last = id.0;
+            let first = self.elements[s.parent as usize].first;
+            self.elements[first as usize].prev = id.0;
         } else {
             self.elements[s.next as usize].prev = id.0;
         }
@@ -621,17 +759,14 @@ impl Tree {
 
     fn link_before(&mut self, sibling: NodeId, id: NodeId) {
         let s = *self.el(sibling);
-        {
-            let e = self.el_mut(id);
-            e.parent = s.parent;
-            e.next = sibling.0;
-            e.prev = s.prev;
+        if self.elements[s.parent as usize].first == sibling.0 {
+            return self.link_first(NodeId(s.parent), id);
         }
-        if s.prev == NIL {
-            self.elements[s.parent as usize].first = id.0;
-        } else {
-            self.elements[s.prev as usize].next = id.0;
-        }
+        let e = self.el_mut(id);
+        e.parent = s.parent;
+        e.next = sibling.0;
+        e.prev = s.prev;
+        self.elements[s.prev as usize].next = id.0;
         self.el_mut(sibling).prev = id.0;
     }
 
@@ -640,15 +775,17 @@ impl Tree {
         if e.parent == NIL {
             return;
         }
-        if e.prev == NIL {
+        let first = self.elements[e.parent as usize].first;
+        if first == id.0 {
+            if e.next != NIL {
+                // The new first child inherits the link to the last one.
+                self.elements[e.next as usize].prev = e.prev;
+            }
             self.elements[e.parent as usize].first = e.next;
         } else {
             self.elements[e.prev as usize].next = e.next;
-        }
-        if e.next == NIL {
-            self.elements[e.parent as usize].last = e.prev;
-        } else {
-            self.elements[e.next as usize].prev = e.prev;
+            let after = if e.next == NIL { first } else { e.next };
+            self.elements[after as usize].prev = e.prev;
         }
         let m = self.el_mut(id);
         m.parent = NIL;
@@ -672,7 +809,8 @@ impl Tree {
     }
 
     pub fn set_value(&mut self, id: NodeId, v: Value) {
-        self.el_mut(id).value = v;
+        let p = self.pack(v);
+        self.el_mut(id).set_packed(p);
         self.touch(id);
     }
     pub fn set_name(&mut self, id: NodeId, name: Text) {
@@ -680,7 +818,7 @@ impl Tree {
         self.touch(id);
     }
     pub fn set_namespace(&mut self, id: NodeId, ns: Text) {
-        self.el_mut(id).namespace = ns;
+        self.put_namespace(id, ns);
         self.touch(id);
     }
     pub fn set_field_type(&mut self, id: NodeId, t: u32) {
@@ -695,7 +833,8 @@ impl Tree {
     }
 
     fn new_child_element(&mut self, field_type: u32, name: Text, value: Value) -> NodeId {
-        self.alloc(Element::new(field_type, name, value))
+        let p = self.pack(value);
+        self.alloc(Element::new(field_type, name, p))
     }
 
     /// Create an element as the last child of `parent`.
@@ -827,7 +966,7 @@ impl Tree {
                 c = self.elements[c as usize].next;
             }
             let e = &mut self.elements[n as usize];
-            *e = Element::new(0, Text::EMPTY, Value::Null);
+            *e = Element::new(0, Text::EMPTY, Packed::default());
             e.flags = FREE;
             e.next = self.free;
             self.free = n;
@@ -868,20 +1007,31 @@ impl Tree {
     fn copy_one(&mut self, src: &Tree, id: NodeId) -> NodeId {
         let mut e = *src.el(id);
         e.name = self.import_text(src, e.name);
-        e.namespace = self.import_text(src, e.namespace);
-        e.value = self.import_value(src, e.value);
-        if e.source.buf != NIL {
-            e.source.buf = self.add_buffer(src.buffers[e.source.buf as usize].clone());
+        let value = self.import_value(src, src.value(id));
+        let packed = self.pack(value);
+        e.set_packed(packed);
+        if e.src_buf != NO_BUF {
+            let b = self.add_buffer(src.buffers[usize::from(e.src_buf)].clone());
+            e.src_buf = u16::try_from(b)
+                .ok()
+                .filter(|&b| b != NO_BUF)
+                .unwrap_or(NO_BUF);
         }
         if e.parser != NO_PARSER {
             e.parser = self.add_parser(src.parsers[e.parser as usize].clone());
         }
+        e.namespace = 0;
         e.parent = NIL;
         e.first = NIL;
-        e.last = NIL;
         e.prev = NIL;
         e.next = NIL;
-        self.alloc(e)
+        let id2 = self.alloc(e);
+        let ns = src.namespace(id);
+        if !ns.is_empty() {
+            let ns = self.import_text(src, ns);
+            self.put_namespace(id2, ns);
+        }
+        id2
     }
 
     /// Replace the whole content of this tree by a copy of `src` (cheap: a memcpy and refcounts).

@@ -7,12 +7,11 @@
 //!   object or array whose end is not known yet.
 //! - `resume`: where the next member (or the comma before it) starts, or with [`AT_CHILD`] the
 //!   start of the last child.
-//! - For objects and arrays, the namespace is an empty `Text::Src` at the container's first byte:
-//!   JSON has no namespaces, and this handle is the one per-element slot that the tree re-homes when
-//!   it copies elements between trees, so a pending container copied elsewhere still finds its
-//!   bytes. Its bytes are empty, so it reads as "no namespace".
-//! - The source span of an object or array is set once its end is known: when its closing bracket
-//!   is parsed, or when its parent skips over it. Scalars get theirs when they are built.
+//! - An object or array records its first byte as soon as it is built (`Tree::set_source_start`,
+//!   which the tree re-homes when it copies elements between trees, so a pending container copied
+//!   elsewhere still finds its bytes); its whole source span is set once its end is known: when
+//!   its closing bracket is parsed, or when its parent skips over it. Scalars get theirs when they
+//!   are built.
 //!
 //! `Expand::OneMore` builds one child and leaves an object or array child pending (skipping it
 //! later scans its bytes without building elements). `Expand::All` builds the remaining children
@@ -31,12 +30,9 @@ pub(crate) const ARRAY: u8 = 4;
 pub(crate) const STARTED: u8 = 8;
 pub(crate) const AT_CHILD: u8 = 16;
 
-/// The buffer and first byte of an object or array, from its namespace handle.
+/// The buffer and first byte of an object or array.
 pub(crate) fn container_origin(tree: &Tree, id: NodeId) -> Option<(u32, u32)> {
-    match tree.namespace(id).as_src() {
-        Some((buf, start, 0)) => Some((buf, start)),
-        _ => None,
-    }
+    tree.source_start(id)
 }
 
 #[cold]
@@ -124,8 +120,8 @@ pub(crate) fn expand_root(
         } else {
             field_type::OBJECT
         };
-        let origin = Text::src(span.buf, pos as u32, 0);
-        let data = tree.push_parsed(id, ft, origin, Text::from_static("Data"), Value::Null);
+        let data = tree.push_parsed(id, ft, Text::EMPTY, Text::from_static("Data"), Value::Null);
+        tree.set_source_start(data, span.buf, pos as u32);
         let cflags = CONTAINER | if array { ARRAY } else { 0 };
         tree.set_pending(data, parser, pos as u32 + 1);
         tree.set_parser_flags(data, cflags);
@@ -281,8 +277,8 @@ fn run(
             } else {
                 field_type::OBJECT
             };
-            let origin = Text::src(buf, pos as u32, 0);
-            let child = tree.push_parsed(at.cur.id, ft, origin, name, Value::Null);
+            let child = tree.push_parsed(at.cur.id, ft, Text::EMPTY, name, Value::Null);
+            tree.set_source_start(child, buf, pos as u32);
             let cflags = CONTAINER | if child_array { ARRAY } else { 0 };
             tree.set_pending(child, parser, pos as u32 + 1);
             tree.set_parser_flags(child, cflags);
