@@ -185,3 +185,43 @@ fn doctype_without_entities_is_skipped() {
     let (mut t, id) = parse("<!DOCTYPE a [<!ELEMENT a (#PCDATA)>]><a>v</a>");
     assert_eq!(dump(&mut t, id), "03000000 a = 'v'\n");
 }
+
+/// Whether anything under `id` is still waiting to be parsed.
+fn any_pending(t: &sluice_tree::Tree, id: sluice_tree::NodeId) -> bool {
+    let mut stack = vec![id];
+    while let Some(n) = stack.pop() {
+        if t.is_pending(n) {
+            return true;
+        }
+        let mut c = t.peek_first_child(n);
+        while let Some(k) = c {
+            stack.push(k);
+            c = t.peek_next_sibling(k);
+        }
+    }
+    false
+}
+
+#[test]
+fn complete_parse_leaves_nothing_pending_after_lazy_steps_and_copies() {
+    let xml = "<a><b><c>1</c><d><e>2</e></d></b><f><g>3</g></f></a>";
+    let (mut t, id) = attach(xml, XmlnscOptions::default());
+    // Parse a little lazily, leaving folders pending, and copy a pending folder elsewhere.
+    let a = t.first_child(id).unwrap().unwrap();
+    let b = t.first_child(a).unwrap().unwrap();
+    assert!(any_pending(&t, id));
+    let mut other = sluice_tree::Tree::new("Root");
+    let root = other.root();
+    let copy = other
+        .copy_from(&t, b, root, sluice_tree::Position::LastChild)
+        .unwrap();
+    other.expand_all(copy).unwrap();
+    assert!(!any_pending(&other, copy));
+    assert_eq!(
+        dump(&mut other, copy),
+        "03000000 c = '1'\n01000000 d\n  03000000 e = '2'\n"
+    );
+    t.expand_all(id).unwrap();
+    assert!(!any_pending(&t, id));
+    assert_eq!(ser(&mut t, id), xml);
+}

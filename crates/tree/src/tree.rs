@@ -150,6 +150,8 @@ pub struct Tree {
     heap: Vec<u8>,
     parsers: Vec<Arc<dyn Parser>>,
     free: u32,
+    /// How many elements are pending: at zero, a complete parse needs no walk of the tree.
+    pending: u32,
     /// Distinct namespaces by index; 0 is "none". Elements store the index.
     namespaces: Vec<Text>,
     ns_by_bytes: HashMap<Box<[u8]>, u16>,
@@ -178,6 +180,7 @@ impl Tree {
             heap: Vec::new(),
             parsers: Vec::new(),
             free: NIL,
+            pending: 0,
             namespaces: vec![Text::EMPTY],
             ns_by_bytes: HashMap::new(),
             ns_last: (Text::EMPTY, 0),
@@ -434,7 +437,7 @@ impl Tree {
     fn expand(&mut self, id: NodeId, how: Expand) -> Result<(), TreeError> {
         let p = self.el(id).parser;
         if p == NO_PARSER {
-            self.el_mut(id).flags &= !PENDING;
+            self.clear_pending(id);
             return Ok(());
         }
         let parser = self.parsers[p as usize].clone();
@@ -469,6 +472,10 @@ impl Tree {
         let mut stack = vec![id];
         while let Some(n) = stack.pop() {
             self.expand_children(n)?;
+            if self.pending == 0 {
+                // Nothing anywhere is left to parse (a parser that builds whole subtrees).
+                return Ok(());
+            }
             let mut c = self.el(n).first;
             while c != NIL {
                 stack.push(NodeId(c));
@@ -679,7 +686,10 @@ impl Tree {
         let e = self.el_mut(id);
         e.parser = parser;
         e.resume = resume;
-        e.flags |= PENDING;
+        if e.flags & PENDING == 0 {
+            e.flags |= PENDING;
+            self.pending += 1;
+        }
     }
 
     /// Move the resume point of a pending element after the children just parsed.
@@ -697,7 +707,15 @@ impl Tree {
 
     /// Mark every child of `id` as parsed.
     pub fn finish_pending(&mut self, id: NodeId) {
-        self.el_mut(id).flags &= !PENDING;
+        self.clear_pending(id);
+    }
+
+    fn clear_pending(&mut self, id: NodeId) {
+        let e = self.el_mut(id);
+        if e.flags & PENDING != 0 {
+            e.flags &= !PENDING;
+            self.pending -= 1;
+        }
     }
 
     /// Set the parser owning `id` (its domain element) without marking it pending.
@@ -966,6 +984,9 @@ impl Tree {
                 c = self.elements[c as usize].next;
             }
             let e = &mut self.elements[n as usize];
+            if e.flags & PENDING != 0 {
+                self.pending -= 1;
+            }
             *e = Element::new(0, Text::EMPTY, Packed::default());
             e.flags = FREE;
             e.next = self.free;
@@ -1025,6 +1046,9 @@ impl Tree {
         e.first = NIL;
         e.prev = NIL;
         e.next = NIL;
+        if e.flags & PENDING != 0 {
+            self.pending += 1;
+        }
         let id2 = self.alloc(e);
         let ns = src.namespace(id);
         if !ns.is_empty() {

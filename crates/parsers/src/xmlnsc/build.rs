@@ -224,7 +224,7 @@ impl Builder<'_, '_> {
         Lexer::new(self.bytes, pos, self.p.options.limits.max_attributes)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next(&mut self, pos: &mut usize) -> Result<Token, Error> {
         let mut lx = Lexer::new(self.bytes, *pos, self.p.options.limits.max_attributes);
         let t = lx.next_token(&mut self.attrs)?;
@@ -248,8 +248,27 @@ impl Builder<'_, '_> {
     }
 
     /// Decoded character data as a text handle: a slice of the source when nothing changes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn value_text(&mut self, s: Span, attribute: bool) -> Result<Text, Error> {
+        // Most values are short printable ASCII without references: answer those here, without
+        // a call whose returned handle would be copied through memory.
+        let raw = &self.bytes[s.0..s.1];
+        if raw.len() <= 32 && raw.iter().all(|&b| (0x20..0x7f).contains(&b) && b != b'&') {
+            return Ok(self.src(s));
+        }
+        let mut t = Text::EMPTY;
+        self.decoded_text(s, attribute, &mut t)?;
+        Ok(t)
+    }
+
+    /// [`Builder::value_text`] for the general case, writing the handle to `out`.
+    #[inline(never)]
+    fn decoded_text(&mut self, s: Span, attribute: bool, out: &mut Text) -> Result<(), Error> {
+        *out = self.value_text_general(s, attribute)?;
+        Ok(())
+    }
+
+    fn value_text_general(&mut self, s: Span, attribute: bool) -> Result<Text, Error> {
         let raw = &self.bytes[s.0..s.1];
         check_utf8(raw, s.0)?;
         if !needs_decode(raw, attribute) {
@@ -268,7 +287,7 @@ impl Builder<'_, '_> {
 
     /// Resolve a prefix (empty: the default namespace) for a tag at `offset` declared by tag
     /// `seq`; returns the namespace and the dependency flags it adds.
-    #[inline]
+    #[inline(always)]
     fn resolve(&mut self, prefix: &[u8], offset: usize, seq: u32) -> Result<(Text, u8), Error> {
         if prefix == b"xml" {
             return Ok((Text::from_static(XML_NS), 0));
@@ -299,6 +318,7 @@ impl Builder<'_, '_> {
     /// Build the element whose start tag was just read, with its attributes and namespace
     /// declarations; simple, empty and opaque elements are completed here.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(crate) fn push_element(
         &mut self,
         parent: NodeId,
@@ -338,6 +358,7 @@ impl Builder<'_, '_> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn push_element_inner(
         &mut self,
         parent: NodeId,
@@ -605,12 +626,15 @@ impl Builder<'_, '_> {
         pos: &mut usize,
         depth: usize,
     ) -> Result<(), Error> {
+        let mut tok = Token::Eof;
         loop {
             let Some(top) = frames.last() else {
                 return Ok(());
             };
             let top_id = top.id;
-            let tok = self.next(pos)?;
+            let mut lx = Lexer::new(self.bytes, *pos, self.p.options.limits.max_attributes);
+            lx.read_token(&mut self.attrs, &mut tok)?;
+            *pos = lx.pos;
             match tok {
                 Token::Start {
                     start,

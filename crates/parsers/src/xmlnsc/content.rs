@@ -49,13 +49,20 @@ impl Builder<'_, '_> {
 
     /// Look ahead from `pos` (just after a start tag): when the element holds only character
     /// data up to its end tag, return (value, all CDATA, end); otherwise `None`.
+    #[inline(always)]
     pub(crate) fn leaf_content(
         &mut self,
         pos: usize,
         qname: Span,
     ) -> Result<Option<(Text, bool, usize)>, Error> {
-        // Fast path for the common `text</name>`.
-        if let Some(i) = memchr::memchr(b'<', &self.bytes[pos..]) {
+        // Fast path for the common `text</name>`; values are mostly short, and a plain loop
+        // finds their end sooner than a vectorised search is set up.
+        let after = &self.bytes[pos..];
+        let lt = match after.iter().take(24).position(|&b| b == b'<') {
+            Some(i) => Some(i),
+            None => memchr::memchr(b'<', after),
+        };
+        if let Some(i) = lt {
             let lt = pos + i;
             let q = &self.bytes[qname.0..qname.1];
             let rest = &self.bytes[lt..];

@@ -136,16 +136,29 @@ impl<'a> Lexer<'a> {
     }
 
     /// Read the next token; attributes of a start tag are written to `attrs` (cleared first).
+    #[inline(always)]
     pub fn next_token(&mut self, attrs: &mut Vec<RawAttr>) -> Result<Token, Error> {
+        let mut t = Token::Eof;
+        self.read_token(attrs, &mut t)?;
+        Ok(t)
+    }
+
+    /// [`Lexer::next_token`] writing the token to `out`. Hot loops use this form: a token
+    /// written in place is read back field by field, where a returned one is copied in wide
+    /// loads that wait on the narrower stores that built it.
+    #[inline(always)]
+    pub fn read_token(&mut self, attrs: &mut Vec<RawAttr>, out: &mut Token) -> Result<(), Error> {
         let buf = self.buf;
         let start = self.pos;
         if start >= buf.len() {
-            return Ok(Token::Eof);
+            *out = Token::Eof;
+            return Ok(());
         }
         if buf[start] != b'<' {
             let end = memchr(b'<', &buf[start..]).map_or(buf.len(), |i| start + i);
             self.pos = end;
-            return Ok(Token::Text { start, end });
+            *out = Token::Text { start, end };
+            return Ok(());
         }
         match buf.get(start + 1) {
             Some(b'/') => {
@@ -159,13 +172,17 @@ impl<'a> Lexer<'a> {
                     ));
                 }
                 self.pos += 1;
-                Ok(Token::End {
+                *out = Token::End {
                     start,
                     name,
                     end: self.pos,
-                })
+                };
+                Ok(())
             }
-            Some(b'!') => self.markup_decl(start),
+            Some(b'!') => {
+                *out = self.markup_decl(start)?;
+                Ok(())
+            }
             Some(b'?') => {
                 self.pos = start + 2;
                 let target = self.name("processing instruction target")?;
@@ -181,11 +198,12 @@ impl<'a> Lexer<'a> {
                     ds += 1;
                 }
                 self.pos = close + 2;
-                Ok(Token::Pi {
+                *out = Token::Pi {
                     start,
                     target,
                     data: (ds, close),
-                })
+                };
+                Ok(())
             }
             _ => {
                 self.pos = start + 1;
@@ -193,12 +211,13 @@ impl<'a> Lexer<'a> {
                 self.attributes(attrs)?;
                 let self_closing = buf[self.pos] == b'/';
                 self.pos += if self_closing { 2 } else { 1 };
-                Ok(Token::Start {
+                *out = Token::Start {
                     start,
                     name,
                     self_closing,
                     end: self.pos,
-                })
+                };
+                Ok(())
             }
         }
     }
