@@ -248,6 +248,8 @@ pub enum Ex {
     },
     /// A column of the database table being queried or changed.
     Column(String),
+    /// `EVAL(text)`: the text compiles as an expression in the scope of EVAL site `.0`.
+    Eval(u32, Box<Ex>),
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -317,6 +319,7 @@ pub struct PropagateIr {
     pub environment: Option<Path>,
     pub message: Option<Path>,
     pub exception: Option<Path>,
+    pub finalize: PropagateControl,
     pub delete: PropagateControl,
 }
 
@@ -421,7 +424,8 @@ pub enum Sk {
         args: Vec<Ex>,
         into: Option<SetTarget>,
     },
-    Eval(Ex),
+    /// `EVAL(text);`: the text compiles as statements in the scope of EVAL site `.0`.
+    Eval(u32, Ex),
     Log {
         kind: LogKind,
         event: Box<EventIr>,

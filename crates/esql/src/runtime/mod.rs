@@ -10,6 +10,8 @@
 
 mod compile;
 mod convert;
+mod datasource;
+mod dynamic;
 mod exec;
 mod fast;
 mod field_types;
@@ -18,10 +20,10 @@ mod ir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
 use sluice_node_api::NodeError;
 use sluice_tree::{Message, Tree};
 
+pub use datasource::{DatabaseWork, Datasource, new_unit_of_work};
 pub use exec::Outcome;
 /// The database connection type of `datasource` handles.
 pub use rusqlite::Connection;
@@ -132,6 +134,7 @@ impl Program {
         Some(Module {
             program: self.clone(),
             index,
+            node: Arc::new(NodeState::default()),
         })
     }
 
@@ -259,6 +262,14 @@ pub trait Host {
         msg: &mut Message,
         environment: &mut Tree,
     ) -> Result<(), NodeError>;
+
+    /// Called once per evaluation, before its first statement on `db`: join the database to
+    /// the unit of work the host keeps ([`Datasource::begin`], and commit or roll back when
+    /// that unit ends). The default joins nothing: each statement then commits on its own.
+    fn join_database(&mut self, db: &Arc<Datasource>) -> Result<(), NodeError> {
+        let _ = db;
+        Ok(())
+    }
 }
 
 /// A host for modules that never propagate (tests, Filter and Database modules).
@@ -284,14 +295,33 @@ pub struct RunOptions {
     /// Values of EXTERNAL variables (a node's `user_properties`), cast to the declared types.
     pub externals: Vec<(String, ScalarValue)>,
     /// The node's database (its `datasource`).
-    pub database: Option<Arc<Mutex<rusqlite::Connection>>>,
+    pub database: Option<Arc<Datasource>>,
 }
 
-/// A compiled module, ready to run.
+/// What belongs to one deployed node rather than to the program: the EVAL texts it compiled
+/// and the module's SHARED variables. The flow's instances share their node, so they share
+/// this too; another node running the same module has its own.
+pub(crate) struct NodeState {
+    pub evals: dynamic::EvalCache,
+    pub shared: exec::SharedState,
+}
+
+impl Default for NodeState {
+    fn default() -> Self {
+        NodeState {
+            evals: dynamic::EvalCache::default(),
+            shared: exec::SharedState::new(0),
+        }
+    }
+}
+
+/// A compiled module, ready to run. Each [`Program::module`] call makes a new node's module;
+/// clones belong to the same node.
 #[derive(Clone)]
 pub struct Module {
     program: Arc<Program>,
     index: usize,
+    node: Arc<NodeState>,
 }
 
 impl std::fmt::Debug for Module {
@@ -318,6 +348,11 @@ impl Module {
             .collect()
     }
 
+    /// How many EVAL texts this node has compiled and keeps.
+    pub fn cached_eval_texts(&self) -> usize {
+        self.node.evals.len()
+    }
+
     /// Run `Main` over `input` with the invocation's `environment`. A Compute module's
     /// output message (per the compute mode) comes back in [`Outcome::output`]; errors name
     /// the ESQL file and line.
@@ -332,26 +367,21 @@ impl Module {
         exec::Exec::run(
             &p.compiled,
             &p.shared,
+            &self.node,
             self.index,
             input,
             environment,
             host,
             options.mode,
-            options.database.as_deref(),
+            options.database.as_ref(),
             &options.externals,
         )
     }
 }
 
 /// Open a node's database: a file path, or `:memory:`.
-pub fn open_database(datasource: &str) -> Result<Arc<Mutex<rusqlite::Connection>>, String> {
-    let conn = if datasource == ":memory:" {
-        rusqlite::Connection::open_in_memory()
-    } else {
-        rusqlite::Connection::open(datasource)
-    }
-    .map_err(|e| format!("cannot open database {datasource}: {e}"))?;
-    Ok(Arc::new(Mutex::new(conn)))
+pub fn open_database(datasource: &str) -> Result<Arc<Datasource>, String> {
+    Datasource::open(datasource)
 }
 
 /// `sluice esql check`: compile the files (directories: every `*.esql` below) together and

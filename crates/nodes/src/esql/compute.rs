@@ -8,7 +8,7 @@ use sluice_node_api::{
     PropKind, PropSpec, Terminal, TerminalSpec, Tree,
 };
 
-use super::host::CtxHost;
+use super::host::{CtxHost, Transaction};
 use crate::terminals::{FAILURE, IN, OUT};
 
 const MODES: &[&str] = &[
@@ -65,6 +65,7 @@ pub static COMPUTE: NodeSpec = NodeSpec {
         },
         super::USER_PROPERTIES,
         super::DATASOURCE,
+        super::TRANSACTION,
     ],
     build: build_compute,
 };
@@ -101,28 +102,39 @@ pub(super) fn run_options(
     })
 }
 
+/// The node's `transaction` property.
+pub(super) fn transaction(c: &NodeConfig) -> Result<Transaction, ConfigError> {
+    Transaction::parse(c.opt_str("transaction").unwrap_or("automatic"))
+        .ok_or_else(|| ConfigError::property("transaction", "expected `automatic` or `commit`"))
+}
+
 fn build_compute(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
     let module = super::program::module(b, c.str("module"), ModuleKind::Compute)?;
     let mut options = run_options(c, b, &module)?;
     options.mode = ComputeMode::parse(c.str("compute_mode"))
         .ok_or_else(|| ConfigError::property("compute_mode", "unknown compute mode"))?;
-    Ok(NodeImpl::Process(Arc::new(Compute { module, options })))
+    let transaction = transaction(c)?;
+    Ok(NodeImpl::Process(Arc::new(Compute {
+        module,
+        options,
+        transaction,
+    })))
 }
 
 struct Compute {
     module: Module,
     options: RunOptions,
+    transaction: Transaction,
 }
 
 impl Node for Compute {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let mut env = std::mem::replace(&mut ctx.inv.environment, Tree::new("Environment"));
         let outcome = {
-            let mut host = CtxHost {
-                ctx,
-                outputs: COMPUTE.outputs,
-            };
-            self.module.run(msg, &mut env, &mut host, &self.options)
+            let mut host = CtxHost::new(ctx, COMPUTE.outputs, self.transaction);
+            let r = self.module.run(msg, &mut env, &mut host, &self.options);
+            let ok = r.is_ok();
+            r.and_then(|o| host.finish(ok).map(|_| o))
         };
         ctx.inv.environment = env;
         let outcome = outcome?;

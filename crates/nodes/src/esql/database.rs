@@ -9,7 +9,7 @@ use sluice_node_api::{
     Terminal, Tree,
 };
 
-use super::host::CtxHost;
+use super::host::{CtxHost, Transaction};
 use crate::terminals::{FAILURE, IN, OUT};
 
 pub static DATABASE: NodeSpec = NodeSpec {
@@ -29,6 +29,7 @@ pub static DATABASE: NodeSpec = NodeSpec {
         },
         super::DATASOURCE,
         super::USER_PROPERTIES,
+        super::TRANSACTION,
     ],
     build: |c: &NodeConfig, b| {
         let module = super::program::module(b, c.str("module"), ModuleKind::Database)?;
@@ -39,18 +40,31 @@ pub static DATABASE: NodeSpec = NodeSpec {
                 "a Database node needs a datasource",
             ));
         }
-        Ok(NodeImpl::Process(Arc::new(Database { module, options })))
+        let transaction = super::compute::transaction(c)?;
+        Ok(NodeImpl::Process(Arc::new(Database {
+            module,
+            options,
+            transaction,
+        })))
     },
 };
 
 struct Database {
     module: Module,
     options: RunOptions,
+    transaction: Transaction,
 }
 
 impl Node for Database {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let r = run_condition(&self.module, &self.options, ctx, msg, DATABASE.outputs)?;
+        let r = run_condition(
+            &self.module,
+            &self.options,
+            self.transaction,
+            ctx,
+            msg,
+            DATABASE.outputs,
+        )?;
         if r == Some(true) {
             ctx.propagate(Terminal(1), msg)?;
         }
@@ -62,14 +76,17 @@ impl Node for Database {
 pub(super) fn run_condition(
     module: &Module,
     options: &RunOptions,
+    transaction: Transaction,
     ctx: &mut Ctx<'_>,
     msg: &mut Message,
     outputs: &'static [sluice_node_api::TerminalSpec],
 ) -> Result<Option<bool>, NodeError> {
     let mut env = std::mem::replace(&mut ctx.inv.environment, Tree::new("Environment"));
     let outcome = {
-        let mut host = CtxHost { ctx, outputs };
-        module.run(msg, &mut env, &mut host, options)
+        let mut host = CtxHost::new(ctx, outputs, transaction);
+        let r = module.run(msg, &mut env, &mut host, options);
+        let ok = r.is_ok();
+        r.and_then(|o| host.finish(ok).map(|_| o))
     };
     ctx.inv.environment = env;
     Ok(outcome?.result)

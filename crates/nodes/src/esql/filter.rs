@@ -50,6 +50,7 @@ pub static FILTER: NodeSpec = NodeSpec {
         },
         super::USER_PROPERTIES,
         super::DATASOURCE,
+        super::TRANSACTION,
     ],
     build: |c, b| {
         let condition = match (c.opt_str("expression"), c.opt_str("module")) {
@@ -64,7 +65,12 @@ pub static FILTER: NodeSpec = NodeSpec {
             (None, Some(name)) => {
                 let module = super::program::module(b, name, ModuleKind::Filter)?;
                 let options = super::compute::run_options(c, b, &module)?;
-                Condition::Esql { module, options }
+                let transaction = super::compute::transaction(c)?;
+                Condition::Esql {
+                    module,
+                    options,
+                    transaction,
+                }
             }
             (Some(_), Some(_)) => {
                 return Err(ConfigError::node(
@@ -83,8 +89,15 @@ pub static FILTER: NodeSpec = NodeSpec {
 };
 
 enum Condition {
-    XPath { xpath: XPath, src: String },
-    Esql { module: Module, options: RunOptions },
+    XPath {
+        xpath: XPath,
+        src: String,
+    },
+    Esql {
+        module: Module,
+        options: RunOptions,
+        transaction: super::host::Transaction,
+    },
 }
 
 struct Filter {
@@ -109,9 +122,18 @@ impl Node for Filter {
                         .map_err(|e| xpath_failed(e, src))?,
                 )
             }
-            Condition::Esql { module, options } => {
-                super::database::run_condition(module, options, ctx, msg, FILTER.outputs)?
-            }
+            Condition::Esql {
+                module,
+                options,
+                transaction,
+            } => super::database::run_condition(
+                module,
+                options,
+                *transaction,
+                ctx,
+                msg,
+                FILTER.outputs,
+            )?,
         };
         let t = match result {
             Some(true) => Terminal(3),

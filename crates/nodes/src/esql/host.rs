@@ -1,18 +1,77 @@
-//! PROPAGATE from ESQL, through the engine.
+//! What ESQL nodes offer their modules: PROPAGATE through the engine, and database work in
+//! the flow's unit of work.
 
-use sluice_esql::runtime::{Host, PropagateTo};
-use sluice_node_api::{Ctx, Message, NodeError, Terminal, Tree};
+use std::sync::Arc;
+
+use sluice_esql::runtime::{DatabaseWork, Datasource, Host, PropagateTo, new_unit_of_work};
+use sluice_node_api::{Ctx, ExceptionKind, Message, NodeError, Terminal, Tree};
 
 /// Output terminals of ESQL nodes by the number `PROPAGATE TO TERMINAL n` uses.
 const NUMBERED: [&str; 5] = ["out", "out1", "out2", "out3", "out4"];
+
+/// A node's `transaction` property: when its database work commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transaction {
+    /// With the flow: committed when the invocation completes, rolled back when it fails.
+    Automatic,
+    /// At the end of the node, whatever happens to the flow afterwards.
+    Commit,
+}
+
+impl Transaction {
+    pub fn parse(s: &str) -> Option<Transaction> {
+        match s {
+            "automatic" => Some(Transaction::Automatic),
+            "commit" => Some(Transaction::Commit),
+            _ => None,
+        }
+    }
+}
+
+/// The unit-of-work number of a flow invocation, kept in the invocation's slots so that every
+/// node of the invocation joins the same database transaction.
+struct InvocationUnit(u64);
+
+fn database_error(text: String) -> NodeError {
+    NodeError::new(ExceptionKind::Database, 2321, text)
+}
 
 pub struct CtxHost<'c, 'a> {
     pub ctx: &'c mut Ctx<'a>,
     /// The node's output terminals, by name, in declaration order.
     pub outputs: &'static [sluice_node_api::TerminalSpec],
+    pub transaction: Transaction,
+    /// `transaction: commit`: the node's own unit of work, once it touched the database.
+    own: Option<(u64, Arc<Datasource>)>,
 }
 
-impl CtxHost<'_, '_> {
+impl<'c, 'a> CtxHost<'c, 'a> {
+    pub fn new(
+        ctx: &'c mut Ctx<'a>,
+        outputs: &'static [sluice_node_api::TerminalSpec],
+        transaction: Transaction,
+    ) -> CtxHost<'c, 'a> {
+        CtxHost {
+            ctx,
+            outputs,
+            transaction,
+            own: None,
+        }
+    }
+
+    /// The end of the node's run: with `transaction: commit`, commit its database work when
+    /// the run succeeded, roll it back when it failed.
+    pub fn finish(&mut self, succeeded: bool) -> Result<(), NodeError> {
+        if let Some((unit, db)) = self.own.take() {
+            if succeeded {
+                db.commit(unit).map_err(database_error)?;
+            } else {
+                db.rollback(unit);
+            }
+        }
+        Ok(())
+    }
+
     fn terminal(&self, name: &str) -> Result<Terminal, NodeError> {
         self.outputs
             .iter()
@@ -21,6 +80,15 @@ impl CtxHost<'_, '_> {
             .ok_or_else(|| {
                 NodeError::recoverable(format!("PROPAGATE to unknown terminal '{name}'"))
             })
+    }
+}
+
+impl Drop for CtxHost<'_, '_> {
+    fn drop(&mut self) {
+        // A run that ended without `finish` (an error on the way out) does not commit.
+        if let Some((unit, db)) = self.own.take() {
+            db.rollback(unit);
+        }
     }
 }
 
@@ -34,6 +102,12 @@ impl Host for CtxHost<'_, '_> {
         // The Environment lives with the invocation while downstream nodes run.
         std::mem::swap(&mut self.ctx.inv.environment, environment);
         let r = match to {
+            // The product's names for "no propagation" and the failure terminal.
+            PropagateTo::Terminal(name) if name == "nowhere" => Ok(()),
+            PropagateTo::TerminalIndex(-2) => Ok(()),
+            PropagateTo::TerminalIndex(-1) => self
+                .terminal("failure")
+                .and_then(|t| self.ctx.propagate(t, msg)),
             PropagateTo::Terminal(name) => self
                 .terminal(&name)
                 .and_then(|t| self.ctx.propagate(t, msg)),
@@ -49,5 +123,34 @@ impl Host for CtxHost<'_, '_> {
         };
         std::mem::swap(&mut self.ctx.inv.environment, environment);
         r
+    }
+
+    fn join_database(&mut self, db: &Arc<Datasource>) -> Result<(), NodeError> {
+        match self.transaction {
+            Transaction::Automatic => {
+                let unit = match self.ctx.inv.get_mut::<InvocationUnit>() {
+                    Some(u) => u.0,
+                    None => {
+                        let u = new_unit_of_work();
+                        self.ctx.inv.insert(InvocationUnit(u));
+                        u
+                    }
+                };
+                if db.begin(unit).map_err(database_error)? {
+                    self.ctx
+                        .inv
+                        .enlist(Box::new(DatabaseWork::new(db.clone(), unit)));
+                }
+            }
+            Transaction::Commit => {
+                if self.own.is_none() {
+                    let unit = new_unit_of_work();
+                    if db.begin(unit).map_err(database_error)? {
+                        self.own = Some((unit, db.clone()));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }

@@ -34,6 +34,16 @@ const USER_PROPERTIES: sluice_node_api::PropSpec = sluice_node_api::PropSpec {
     doc: "Values of the module's `DECLARE … EXTERNAL` variables.",
 };
 
+/// `transaction`: when the node's database work commits.
+const TRANSACTION: sluice_node_api::PropSpec = sluice_node_api::PropSpec {
+    name: "transaction",
+    kind: sluice_node_api::PropKind::Enum(&["automatic", "commit"]),
+    default: Some("automatic"),
+    required: false,
+    doc: "When the node's database work commits: `automatic` with the flow's unit of work (committed when the \
+          flow completes, rolled back when it fails), `commit` at the end of this node whatever happens after.",
+};
+
 /// `datasource`: the database of the `Database` correlation name.
 const DATASOURCE: sluice_node_api::PropSpec = sluice_node_api::PropSpec {
     name: "datasource",

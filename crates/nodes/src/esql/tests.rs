@@ -33,8 +33,17 @@ impl InputNode for Source {
             Bytes::from(self.body.clone()),
             Arc::new(xmlnsc::XmlnscParser::default()),
         );
-        if let Err(e) = runner.invoke(&mut inv, Terminal(0), &mut msg) {
-            log(format!("error: {}", e.exception.describe()));
+        // As the transport input nodes do: the unit of work follows the flow's outcome.
+        match runner.invoke(&mut inv, Terminal(0), &mut msg) {
+            Ok(()) => {
+                if let Err(e) = inv.commit() {
+                    log(format!("commit failed: {e}"));
+                }
+            }
+            Err(e) => {
+                inv.rollback();
+                log(format!("error: {}", e.exception.describe()));
+            }
         }
     }
 }
@@ -112,6 +121,11 @@ static CAPTURE: NodeSpec = NodeSpec {
 
 /// Run `flow` once in a project whose `esql/main.esql` is `esql`; return the log.
 fn run(esql: &str, flow: &str) -> Vec<String> {
+    run_then(esql, flow, &|_| {})
+}
+
+/// As [`run`], then call `after` with the project folder before it is removed.
+fn run_then(esql: &str, flow: &str, after: &dyn Fn(&std::path::Path)) -> Vec<String> {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!(
         "sluice-esql-nodes-{}-{}",
@@ -120,6 +134,9 @@ fn run(esql: &str, flow: &str) -> Vec<String> {
     ));
     std::fs::create_dir_all(dir.join("esql")).expect("project dir");
     std::fs::write(dir.join("esql/main.esql"), esql).expect("write esql");
+    if let Some(prepare) = PREPARE.with(|p| p.get()) {
+        prepare(&dir);
+    }
     let mut r = Registry::new();
     r.register(&SOURCE);
     r.register(&CAPTURE);
@@ -128,8 +145,14 @@ fn run(esql: &str, flow: &str) -> Vec<String> {
     let f = Arc::new(Flow::build(&def, &dir, &()).unwrap_or_else(|e| panic!("{}", e[0])));
     LOG.lock().unwrap_or_else(|e| e.into_inner()).clear();
     f.start().stop();
+    after(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     LOG.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+thread_local! {
+    /// Called with the new project folder before the flow is built.
+    static PREPARE: std::cell::Cell<Option<fn(&std::path::Path)>> = const { std::cell::Cell::new(None) };
 }
 
 static LOG_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -262,4 +285,83 @@ fn downstream_error_after_propagate_skips_this_nodes_failure_terminal() {
         "{}",
         log[0]
     );
+}
+
+const STORE_THEN_CHECK: &str = "CREATE DATABASE MODULE Store\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  INSERT INTO Database.t(v) VALUES(Body.O.V);\n  RETURN TRUE;\n END;\nEND MODULE;\nCREATE COMPUTE MODULE Check\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  IF InputRoot.XMLNSC.O.Fail = 'yes' THEN\n   THROW USER EXCEPTION VALUES('later node failed');\n  END IF;\n  RETURN FALSE;\n END;\nEND MODULE;\n";
+
+/// The rows of table `t` in the project's `db.sqlite`, created empty before the flow runs.
+fn rows_after(body: &str, transaction: &str) -> (Vec<String>, Vec<String>) {
+    let rows = Mutex::new(Vec::new());
+    let flow = format!(
+        "nodes:\n  s: {{ type: Source, body: '{body}', wires: {{ out: [d] }} }}\n  d: {{ type: Database, module: Store, datasource: db.sqlite, transaction: {transaction}, wires: {{ out: [c] }} }}\n  c: {{ type: Compute, module: Check }}\n"
+    );
+    let log = run_then(STORE_THEN_CHECK, &flow, &|dir| {
+        let conn = sluice_esql::runtime::Connection::open(dir.join("db.sqlite")).expect("open db");
+        let mut st = conn
+            .prepare("SELECT v FROM t ORDER BY rowid")
+            .expect("query");
+        let got: Vec<String> = st
+            .query_map([], |r| r.get::<_, String>(0))
+            .expect("rows")
+            .filter_map(Result::ok)
+            .collect();
+        *rows.lock().unwrap_or_else(|e| e.into_inner()) = got;
+    });
+    let rows = rows.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    (log, rows)
+}
+
+fn create_table_in(dir: &std::path::Path) {
+    let conn = sluice_esql::runtime::Connection::open(dir.join("db.sqlite")).expect("open db");
+    conn.execute_batch("CREATE TABLE IF NOT EXISTS t(v TEXT)")
+        .expect("create table");
+}
+
+#[test]
+fn database_insert_is_rolled_back_when_a_later_node_fails() {
+    PREPARE.with(|p| p.set(Some(create_table_in)));
+    let (log, rows) = rows_after("<O><V>x</V><Fail>yes</Fail></O>", "automatic");
+    PREPARE.with(|p| p.set(None));
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(log[0].contains("later node failed"), "{log:?}");
+    assert!(rows.is_empty(), "the insert must be rolled back: {rows:?}");
+}
+
+#[test]
+fn database_insert_is_committed_when_the_flow_completes() {
+    PREPARE.with(|p| p.set(Some(create_table_in)));
+    let (log, rows) = rows_after("<O><V>x</V><Fail>no</Fail></O>", "automatic");
+    PREPARE.with(|p| p.set(None));
+    assert!(log.is_empty(), "{log:?}");
+    assert_eq!(rows, ["x"]);
+}
+
+#[test]
+fn database_transaction_commit_keeps_work_when_a_later_node_fails() {
+    PREPARE.with(|p| p.set(Some(create_table_in)));
+    let (log, rows) = rows_after("<O><V>kept</V><Fail>yes</Fail></O>", "commit");
+    PREPARE.with(|p| p.set(None));
+    assert!(log[0].contains("later node failed"), "{log:?}");
+    assert_eq!(rows, ["kept"]);
+}
+
+#[test]
+fn two_nodes_running_one_module_have_their_own_module_shared_variables() {
+    let esql = "DECLARE Total SHARED INTEGER 0;\nCREATE COMPUTE MODULE Count\n DECLARE Counter SHARED INTEGER 0;\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  SET Counter = Counter + 1;\n  SET Total = Total + 1;\n  SET OutputRoot = InputRoot;\n  CREATE LASTCHILD OF OutputRoot.XMLNSC.O NAME 'C' VALUE Counter;\n  CREATE LASTCHILD OF OutputRoot.XMLNSC.O NAME 'T' VALUE Total;\n  RETURN TRUE;\n END;\nEND MODULE;\n";
+    let log = run(
+        esql,
+        "nodes:\n  s: { type: Source, body: '<O/>', wires: { out: [a] } }\n  a: { type: Compute, module: Count, wires: { out: [b] } }\n  b: { type: Compute, module: Count, wires: { out: [done] } }\n  done: { type: Capture }\n",
+    );
+    // Node b's Counter starts at 0 although node a's is 1; Total is the program's.
+    assert_eq!(log, ["done: <O><C>1</C><T>1</T><C>1</C><T>2</T></O>"]);
+}
+
+#[test]
+fn propagate_to_nowhere_sends_nothing_and_minus_one_is_failure() {
+    let esql = "CREATE COMPUTE MODULE Route\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  SET OutputRoot.XMLNSC.A = 1;\n  PROPAGATE TO TERMINAL 'nowhere';\n  SET OutputRoot.XMLNSC.B = 2;\n  PROPAGATE TO TERMINAL -2;\n  SET OutputRoot.XMLNSC.C = 3;\n  PROPAGATE TO TERMINAL -1;\n  RETURN FALSE;\n END;\nEND MODULE;\n";
+    let log = run(
+        esql,
+        "nodes:\n  s: { type: Source, body: '<O/>', wires: { out: [c] } }\n  c: { type: Compute, module: Route, wires: { out: [ok], failure: [fail] } }\n  ok: { type: Capture }\n  fail: { type: Capture }\n",
+    );
+    assert_eq!(log, ["fail: <C>3</C>"]);
 }

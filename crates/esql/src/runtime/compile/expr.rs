@@ -316,6 +316,17 @@ impl Cx<'_> {
             return Ex::Call(r, args.iter().map(|x| self.expr(x)).collect());
         }
         let upper = name.dotted().to_ascii_uppercase();
+        if upper == "EVAL" {
+            if args.len() != 1 {
+                self.err(e.span, "EVAL takes 1 argument");
+            }
+            let site = self.eval_site(e.span);
+            let arg = match args.first() {
+                Some(a) => self.expr(a),
+                None => Ex::Const(Value::Null),
+            };
+            return Ex::Eval(site, Box::new(arg));
+        }
         let tree_fn = match upper.as_str() {
             "FIELDNAME" => Some(TreeFn::FieldName),
             "FIELDNAMESPACE" => Some(TreeFn::FieldNamespace),

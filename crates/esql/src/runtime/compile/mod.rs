@@ -18,7 +18,7 @@ use super::ir::{Ex, RoutineIr, VarAddr, VarKind};
 use crate::syntax::Diagnostic;
 use crate::syntax::ast::{self, Item, ModuleKind};
 
-pub(crate) use scope::Cx;
+pub(crate) use scope::{Cx, EvalSite};
 
 /// A source file of the program.
 #[derive(Debug, Clone)]
@@ -56,6 +56,16 @@ pub struct ModuleIr {
 pub struct SharedInit {
     pub kind: VarKind,
     pub init: Option<Ex>,
+    /// Declared in this module: one value per deployed node. `None`: declared at schema
+    /// level, one value for the whole program.
+    pub module: Option<usize>,
+}
+
+impl SharedInit {
+    /// Which of an evaluation's shared scopes holds it: 0 the program's, 1 the node's.
+    pub fn scope(&self) -> usize {
+        usize::from(self.module.is_some())
+    }
 }
 
 /// Everything compiled.
@@ -66,9 +76,14 @@ pub struct Compiled {
     pub modules: Vec<ModuleIr>,
     pub shared: Vec<SharedInit>,
     pub atomic_blocks: usize,
+    /// Name resolution, kept for EVAL text compiled at run time.
+    pub index: Index,
+    /// Every EVAL in the program, by the number its IR carries.
+    pub eval_sites: Vec<EvalSite>,
 }
 
 /// Where a routine was declared, for name resolution.
+#[derive(Debug)]
 pub(crate) struct RoutineKey {
     pub schema: String,
     /// The module index when declared inside a module.
@@ -77,6 +92,7 @@ pub(crate) struct RoutineKey {
 }
 
 /// What name resolution needs about the whole program.
+#[derive(Debug, Default)]
 pub(crate) struct Index {
     pub routines: Vec<RoutineKey>,
     /// The PATH schemas of each file.
@@ -187,7 +203,9 @@ pub(crate) fn compile(
         for item in &f.items {
             if let Item::Declare(d) = item {
                 let mut cx = Cx::new(&index, &out.files[fi].src, fi as u32, None, None, globals);
+                cx.eval_base = out.eval_sites.len();
                 cx.global_declare(d, &mut inits, &mut out.shared);
+                out.eval_sites.append(&mut cx.eval_sites);
                 diags.extend(cx.take_diags().into_iter().map(|d| (fi as u32, d)));
                 globals = cx.globals;
             }
@@ -212,7 +230,9 @@ pub(crate) fn compile(
                     Some(m.kind),
                     globals,
                 );
+                cx.eval_base = out.eval_sites.len();
                 cx.global_declare(d, &mut inits, &mut out.shared);
+                out.eval_sites.append(&mut cx.eval_sites);
                 diags.extend(cx.take_diags().into_iter().map(|d| (*fi, d)));
                 globals = cx.globals;
             }
@@ -252,8 +272,10 @@ pub(crate) fn compile(
             globals.clone(),
         );
         cx.atomic_base = out.atomic_blocks;
+        cx.eval_base = out.eval_sites.len();
         let routine = cx.routine(r);
         out.atomic_blocks = cx.atomic_base;
+        out.eval_sites.append(&mut cx.eval_sites);
         diags.extend(cx.take_diags().into_iter().map(|d| (fi, d)));
         out.routines.push(routine);
     }
@@ -274,6 +296,7 @@ pub(crate) fn compile(
             ));
         }
     }
+    out.index = index;
     if diags.is_empty() {
         Ok(out)
     } else {

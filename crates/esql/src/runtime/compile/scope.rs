@@ -41,6 +41,26 @@ pub(crate) struct Cx<'a> {
     pub atomic_base: usize,
     /// Column names of the database table being compiled (UPDATE/DELETE/SELECT FROM Database).
     pub db_alias: Vec<String>,
+    /// The EVAL sites met so far; their numbers start at `eval_base`.
+    pub eval_sites: Vec<EvalSite>,
+    pub eval_base: usize,
+    /// Text compiled by EVAL at run time: statements take the line of the EVAL that runs them,
+    /// and EVAL may not nest.
+    pub eval_line: Option<u32>,
+}
+
+/// What the compiler knew where an EVAL stands, so that its text compiles at run time in the
+/// scope of the calling routine.
+#[derive(Debug, Clone)]
+pub struct EvalSite {
+    pub file: u32,
+    pub module: Option<usize>,
+    pub kind: Option<ModuleKind>,
+    pub globals: Globals,
+    /// The local names in force, outermost first.
+    pub locals: Vec<(String, Binding)>,
+    /// The first local slot the EVAL text may use for its own declarations.
+    pub next_local: u32,
 }
 
 impl<'a> Cx<'a> {
@@ -67,7 +87,44 @@ impl<'a> Cx<'a> {
             diags: Vec::new(),
             atomic_base: 0,
             db_alias: Vec::new(),
+            eval_sites: Vec::new(),
+            eval_base: 0,
+            eval_line: None,
         }
+    }
+
+    /// A context for EVAL text: the site's names in scope, new locals after the site's.
+    pub fn for_eval(index: &'a Index, src: &'a str, site: &EvalSite, line: u32) -> Cx<'a> {
+        let mut cx = Cx::new(
+            index,
+            src,
+            site.file,
+            site.module,
+            site.kind,
+            site.globals.clone(),
+        );
+        cx.locals = vec![site.locals.clone(), Vec::new()];
+        cx.next_local = site.next_local;
+        cx.max_local = site.next_local;
+        cx.eval_line = Some(line);
+        cx
+    }
+
+    /// Record an EVAL site here and return its number.
+    pub fn eval_site(&mut self, span: Span) -> u32 {
+        if self.eval_line.is_some() {
+            self.err(span, "EVAL text cannot itself use EVAL");
+        }
+        let locals = self.locals.iter().flatten().cloned().collect();
+        self.eval_sites.push(EvalSite {
+            file: self.file,
+            module: self.module,
+            kind: self.kind,
+            globals: self.globals.clone(),
+            locals,
+            next_local: self.next_local,
+        });
+        (self.eval_base + self.eval_sites.len() - 1) as u32
     }
 
     pub fn err(&mut self, span: Span, msg: impl Into<String>) {
@@ -166,6 +223,7 @@ impl<'a> Cx<'a> {
                     shared.push(SharedInit {
                         kind: kind.clone(),
                         init: init.clone(),
+                        module: self.module,
                     });
                     (VarAddr::Shared((shared.len() - 1) as u32), None)
                 }

@@ -146,7 +146,7 @@ impl Cx<'_> {
         let kind = self.stmt_kind(s);
         St {
             file: self.file,
-            line: s.span.line,
+            line: self.eval_line.unwrap_or(s.span.line),
             kind,
         }
     }
@@ -439,6 +439,7 @@ impl Cx<'_> {
                     environment,
                     message,
                     exception,
+                    finalize: p.finalize.unwrap_or(PropagateControl::Default),
                     delete: p.delete.unwrap_or(PropagateControl::Default),
                 }))
             }
@@ -462,7 +463,10 @@ impl Cx<'_> {
                     Sk::Nothing
                 }
             },
-            StmtKind::Eval(e) => Sk::Eval(self.expr(e)),
+            StmtKind::Eval(e) => {
+                let site = self.eval_site(s.span);
+                Sk::Eval(site, self.expr(e))
+            }
             StmtKind::Log { kind, clauses, .. } => Sk::Log {
                 kind: *kind,
                 event: Box::new(self.event(clauses)),

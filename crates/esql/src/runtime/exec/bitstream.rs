@@ -7,6 +7,7 @@ use sluice_esql_scalar::Value;
 use sluice_parsers::{blob, xmlnsc};
 use sluice_tree::{NodeId, Parser, Position, Tree};
 
+use super::bitstream_options::{from_utf8, to_utf8};
 use super::{Exec, Frame, Loc, R, RtError};
 use crate::runtime::ir::{BitstreamIr, Ex};
 
@@ -45,20 +46,34 @@ fn domain_element(t: &Tree, id: NodeId) -> NodeId {
 }
 
 impl<'a> Exec<'a> {
-    /// The bytes of the subtree at `l` in its domain's format.
-    pub fn bitstream_of(&mut self, l: Loc, _opts: &BitstreamIr, _frame: &mut Frame) -> R<Value> {
+    /// The bytes of the subtree at `l` in its domain's format, per the OPTIONS and CCSID.
+    pub fn bitstream_of(&mut self, l: Loc, opts: &BitstreamIr, frame: &mut Frame) -> R<Value> {
+        let o = self.bitstream_options(frame, opts)?;
         let t = self.tree(l.tree)?;
         let dom = domain_element(t, l.node);
         let dom_name = String::from_utf8_lossy(t.name_bytes(dom)).into_owned();
         let parser = t.parser_of(dom).or_else(|| parser_for(&dom_name));
         let mut out = Vec::new();
-        match parser {
+        let xml = match parser {
             Some(p) if p.domain() == xmlnsc::DOMAIN => {
                 t.expand_all(l.node)?;
-                xmlnsc::serialize_to(t, l.node, &mut out)?;
+                if o.folder() && l.node == dom {
+                    // The folder's content without the document around it: no XML declaration.
+                    let mut c = t.first_child(l.node)?;
+                    while let Some(id) = c {
+                        if t.field_type(id) != xmlnsc::field_type::XML_DECLARATION {
+                            xmlnsc::serialize_to(t, id, &mut out)?;
+                        }
+                        c = t.next_sibling(id)?;
+                    }
+                } else {
+                    xmlnsc::serialize_to(t, l.node, &mut out)?;
+                }
+                true
             }
             Some(p) if l.node == dom => {
                 p.serialize(t, l.node, &mut out)?;
+                false
             }
             Some(p) => {
                 return Err(RtError::general(format!(
@@ -69,8 +84,13 @@ impl<'a> Exec<'a> {
             None => {
                 t.expand_all(l.node)?;
                 xmlnsc::serialize_to(t, l.node, &mut out)?;
+                true
             }
-        }
+        };
+        let out = match o.ccsid {
+            Some(c) => from_utf8(out, c, xml)?,
+            None => out,
+        };
         Ok(Value::Blob(Bytes::from(out)))
     }
 
@@ -95,10 +115,17 @@ impl<'a> Exec<'a> {
         pos: Position,
         domain: &str,
         source: &Ex,
-        _opts: &crate::runtime::ir::BitstreamIr,
+        opts: &crate::runtime::ir::BitstreamIr,
     ) -> R<Loc> {
+        let o = self.bitstream_options(frame, opts)?;
+        let upper = domain.to_ascii_uppercase();
+        let is_xml = matches!(upper.as_str(), "XMLNSC" | "XMLNS" | "XML");
         let bytes = match self.scalar(frame, source)? {
-            Value::Blob(b) => b,
+            // A BLOB is bytes in the CCSID given; BLOB domain content stays as it is.
+            Value::Blob(b) => match o.ccsid {
+                Some(c) if upper != "BLOB" => to_utf8(b, c, is_xml)?,
+                _ => b,
+            },
             Value::Character(s) => Bytes::copy_from_slice(s.as_bytes()),
             Value::Null => Bytes::new(),
             other => {
@@ -116,7 +143,7 @@ impl<'a> Exec<'a> {
                 .ok_or_else(|| RtError::general("PARSE beside a field without a parent"))?,
         };
         t.expand_children(parent)?;
-        let id = match domain.to_ascii_uppercase().as_str() {
+        let id = match upper.as_str() {
             "XMLNSC" | "XMLNS" | "XML" => xmlnsc::attach(t, parent, bytes, xml()),
             "JSON" => sluice_parsers::json::attach(t, parent, bytes, &json())?,
             "BLOB" => blob::attach(t, parent, bytes),
@@ -127,6 +154,14 @@ impl<'a> Exec<'a> {
             }
         };
         t.touch(parent);
+        if o.parse_now() {
+            // ParseComplete / ParseImmediate: the whole bit stream now, so that a malformed one
+            // fails this statement (where a handler can catch it) rather than a later reference.
+            if let Err(e) = t.expand_all(id) {
+                let _ = t.delete(id);
+                return Err(e.into());
+            }
+        }
         if pos != Position::LastChild {
             t.detach(id)?;
             t.attach(id, at.node, pos)?;

@@ -53,23 +53,33 @@ fn quote(name: &str) -> String {
 }
 
 impl<'a> Exec<'a> {
-    fn connection(&self) -> R<&'a parking_lot::Mutex<rusqlite::Connection>> {
-        self.db.ok_or_else(|| {
-            RtError::new(
+    /// The connection for one statement, joined to the host's unit of work on first use.
+    fn connection(&mut self) -> R<parking_lot::MutexGuard<'a, rusqlite::Connection>> {
+        let Some(db) = self.db else {
+            return Err(RtError::new(
                 ExceptionKind::Database,
                 2321,
                 "D00000",
                 "this node has no database: set its `datasource` property",
-            )
-        })
+            ));
+        };
+        if !self.db_joined {
+            self.db_joined = true;
+            self.host.join_database(db).map_err(|e| {
+                let mut r = RtError::new(ExceptionKind::Database, 2321, "D00000", "");
+                r.exception = e.exception;
+                r
+            })?;
+        }
+        db.statement()
+            .map_err(|e| RtError::new(ExceptionKind::Database, 2321, "D00000", e))
     }
 
     /// Run a query and read its rows into a new tree: one `Row` per row, one field per column
     /// (plus the hidden `rowid` when asked for).
     fn query_rows(&mut self, sql: &str, params: &[SqlValue]) -> R<Vec<Loc>> {
-        let conn = self.connection()?;
+        let guard = self.connection()?;
         let t = self.new_tree("Database");
-        let guard = conn.lock();
         let mut stmt = guard.prepare_cached(sql).map_err(db_error)?;
         let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
         let mut rows = stmt
@@ -143,8 +153,7 @@ impl<'a> Exec<'a> {
     }
 
     fn exec_sql(&mut self, sql: &str, params: &[SqlValue]) -> R<usize> {
-        let conn = self.connection()?;
-        let guard = conn.lock();
+        let guard = self.connection()?;
         // Cached statements: the same SQL text (parameter markers, not literals) is prepared once.
         let n = guard
             .prepare_cached(sql)
@@ -256,8 +265,7 @@ impl<'a> Exec<'a> {
             params.push(to_sql(&self.scalar(frame, v)?));
         }
         let is_query = {
-            let conn = self.connection()?;
-            let guard = conn.lock();
+            let guard = self.connection()?;
             let stmt = guard.prepare_cached(&text).map_err(db_error)?;
             stmt.column_count() > 0
         };

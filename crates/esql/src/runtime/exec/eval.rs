@@ -357,6 +357,7 @@ impl<'a> Exec<'a> {
                 RtVal::S(self.as_bitstream(frame, source, options)?)
             }
             Ex::Passthru { sql, values } => self.passthru(frame, sql, values)?,
+            Ex::Eval(site, text) => self.eval_function(frame, *site, text)?,
             Ex::Column(name) => match self.db_row {
                 Some(row) => {
                     let t = self.tree(row.tree)?;

@@ -1,10 +1,13 @@
 //! The interpreter of compiled ESQL over the message trees of one node evaluation.
 
 mod bitstream;
+mod bitstream_options;
 mod call;
 mod db;
+mod dynamic;
 mod edit;
 mod eval;
+mod finalize;
 mod nav;
 mod propagate;
 mod select;
@@ -122,8 +125,10 @@ pub(crate) struct SqlStatus {
     pub text: String,
 }
 
-/// Shared state of a program: SHARED variables (kept across messages) and the mutexes of
-/// BEGIN ATOMIC blocks. Lock order: `atomic[i]` may be taken while `vars` is held.
+/// SHARED variables (kept across messages) and the mutexes of BEGIN ATOMIC blocks. A program
+/// has one for its schema-level variables and atomic blocks; each deployed node one for its
+/// module-level variables. Lock order: the program's `vars`, then the node's `vars`, then
+/// `atomic[i]`.
 pub(crate) struct SharedState {
     pub vars: Mutex<Option<Vec<Var>>>,
     pub shared_trees: Mutex<Vec<Tree>>,
@@ -144,9 +149,13 @@ impl SharedState {
 pub(crate) struct Exec<'a> {
     pub prog: &'a Compiled,
     pub shared: &'a SharedState,
+    pub node: &'a super::NodeState,
+    /// The module whose Main runs (its module-level SHARED variables are the node's).
+    pub module: usize,
     pub trees: Vec<Tree>,
     pub globals: Vec<Var>,
-    pub shared_vars: Option<MutexGuard<'a, Option<Vec<Var>>>>,
+    /// The locked SHARED variables: `[0]` the program's, `[1]` the node's.
+    pub shared_vars: [Option<MutexGuard<'a, Option<Vec<Var>>>>; 2],
     pub host: &'a mut dyn Host,
     pub mode: ComputeMode,
     pub file: u32,
@@ -156,10 +165,13 @@ pub(crate) struct Exec<'a> {
     pub now: Option<i64>,
     /// Trees below this index that flow logic may not change (the input message in Compute).
     pub readonly_input: bool,
-    pub db: Option<&'a Mutex<rusqlite::Connection>>,
+    pub db: Option<&'a std::sync::Arc<super::Datasource>>,
+    /// The host was asked to join `db` to its unit of work in this evaluation.
+    pub db_joined: bool,
     pub db_row: Option<Loc>,
     pub externals: &'a [(String, Value)],
-    pub shared_base: Option<u32>,
+    /// Where each shared scope's ROW trees sit among `trees`.
+    pub shared_base: [Option<u32>; 2],
     /// How many routine calls are active.
     pub depth: u32,
     /// The address of a local of the evaluation's first frame, to measure stack use.
@@ -190,12 +202,13 @@ impl<'a> Exec<'a> {
     pub fn run(
         prog: &'a Compiled,
         shared: &'a SharedState,
+        node: &'a super::NodeState,
         module: usize,
         input: &mut Message,
         env: &mut Tree,
         host: &'a mut dyn Host,
         mode: ComputeMode,
-        db: Option<&'a Mutex<rusqlite::Connection>>,
+        db: Option<&'a std::sync::Arc<super::Datasource>>,
         externals: &'a [(String, Value)],
     ) -> Result<Outcome, NodeError> {
         let m = &prog.modules[module];
@@ -203,6 +216,8 @@ impl<'a> Exec<'a> {
         let mut ex = Exec {
             prog,
             shared,
+            node,
+            module,
             trees: vec![
                 fresh("Root"),
                 fresh("LocalEnvironment"),
@@ -213,7 +228,7 @@ impl<'a> Exec<'a> {
                 fresh("Environment"),
             ],
             globals: Vec::new(),
-            shared_vars: None,
+            shared_vars: [None, None],
             host,
             mode,
             file: m.file,
@@ -223,9 +238,10 @@ impl<'a> Exec<'a> {
             now: None,
             readonly_input: compute,
             db,
+            db_joined: false,
             db_row: None,
             externals,
-            shared_base: None,
+            shared_base: [None, None],
             depth: 0,
             stack_base: 0,
         };
@@ -254,7 +270,15 @@ impl<'a> Exec<'a> {
         std::mem::swap(&mut ex.trees[trees::ENVIRONMENT as usize], env);
         let (file, line) = (ex.file, ex.line);
         let output = if compute && result.is_ok() {
-            Some(ex.take_output(input))
+            let mut out = ex.take_output(input);
+            // The node's own propagation to `out` finalises, as PROPAGATE does by default.
+            match finalize::finalize(&mut out.root) {
+                Ok(()) => Some(out),
+                Err(e) => {
+                    ex.release_shared();
+                    return Err(ex_to_node_error(prog, RtError::from(e), file, line));
+                }
+            }
         } else {
             None
         };
@@ -314,19 +338,56 @@ impl<'a> Exec<'a> {
         })
     }
 
-    /// Lock the program's SHARED variables (initialising them on first use) for this evaluation.
+    /// The state of shared scope `k` (0: the program's, 1: the node's).
+    fn shared_scope(&self, k: usize) -> &'a SharedState {
+        if k == 0 {
+            self.shared
+        } else {
+            &self.node.shared
+        }
+    }
+
+    /// Whether SHARED variable `s` lives in scope `k` of this evaluation: the program's
+    /// schema-level ones in 0, the running module's own in 1 (other modules' belong to
+    /// other nodes).
+    fn in_scope(&self, s: &super::compile::SharedInit, k: usize) -> bool {
+        match k {
+            0 => s.module.is_none(),
+            _ => s.module == Some(self.module),
+        }
+    }
+
+    /// Whether this evaluation holds any SHARED variable lock.
+    pub fn holds_shared(&self) -> bool {
+        self.shared_vars.iter().any(Option::is_some)
+    }
+
+    /// Lock the SHARED variables (initialising them on first use) for this evaluation: the
+    /// program's schema-level ones, then the node's module-level ones.
     pub fn acquire_shared(&mut self) -> R<()> {
-        if self.prog.shared.is_empty() || self.shared_vars.is_some() {
+        for k in 0..2 {
+            if self.prog.shared.iter().any(|s| self.in_scope(s, k)) {
+                self.acquire_scope(k)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn acquire_scope(&mut self, k: usize) -> R<()> {
+        if self.shared_vars[k].is_some() {
             return Ok(());
         }
-        let mut guard = self.shared.vars.lock();
+        let state = self.shared_scope(k);
+        let mut guard = state.vars.lock();
         if guard.is_none() {
             let mut vars = Vec::new();
             let mut frame = Frame { vars: Vec::new() };
             for s in &self.prog.shared {
                 let v = match &s.kind {
+                    // The other scope's variables live in its own state.
+                    _ if !self.in_scope(s, k) => Var::Scalar(Value::Null),
                     VarKind::Row => {
-                        let mut t = self.shared.shared_trees.lock();
+                        let mut t = state.shared_trees.lock();
                         t.push(Tree::new("Row"));
                         Var::Row((t.len() - 1) as u32 | SHARED_TREE)
                     }
@@ -340,8 +401,8 @@ impl<'a> Exec<'a> {
         // They keep the same slots for the whole evaluation (re-locking after a PROPAGATE puts
         // them back where references expect them).
         {
-            let mut st = self.shared.shared_trees.lock();
-            let base = match self.shared_base {
+            let mut st = state.shared_trees.lock();
+            let base = match self.shared_base[k] {
                 Some(b) => b,
                 None => {
                     let b = self.trees.len() as u32;
@@ -365,19 +426,26 @@ impl<'a> Exec<'a> {
                     }
                 }
             }
-            self.shared_base = Some(base);
+            self.shared_base[k] = Some(base);
         }
-        self.shared_vars = Some(guard);
+        self.shared_vars[k] = Some(guard);
         Ok(())
     }
 
-    /// Give the shared ROW trees back and unlock.
+    /// Give the shared ROW trees back and unlock (the node's scope first).
     pub fn release_shared(&mut self) {
-        let Some(mut guard) = self.shared_vars.take() else {
+        for k in (0..2).rev() {
+            self.release_scope(k);
+        }
+    }
+
+    fn release_scope(&mut self, k: usize) {
+        let Some(mut guard) = self.shared_vars[k].take() else {
             return;
         };
-        if let Some(base) = self.shared_base {
-            let mut st = self.shared.shared_trees.lock();
+        if let Some(base) = self.shared_base[k] {
+            let mut st = self.shared_scope(k).shared_trees.lock();
+            let end = base + st.len() as u32;
             for (i, t) in st.iter_mut().enumerate() {
                 if let Some(mine) = self.trees.get_mut(base as usize + i) {
                     std::mem::swap(t, mine);
@@ -387,6 +455,7 @@ impl<'a> Exec<'a> {
                 for v in vars.iter_mut() {
                     if let Var::Row(i) = v
                         && *i >= base
+                        && *i < end
                     {
                         *v = Var::Row((*i - base) | SHARED_TREE);
                     }
@@ -450,8 +519,10 @@ impl<'a> Exec<'a> {
             VarAddr::Local(i) => frame.vars.get(i as usize),
             VarAddr::Global(i) => self.globals.get(i as usize),
             VarAddr::Shared(i) => self
-                .shared_vars
-                .as_ref()
+                .prog
+                .shared
+                .get(i as usize)
+                .and_then(|s| self.shared_vars[s.scope()].as_ref())
                 .and_then(|g| g.as_ref())
                 .and_then(|v| v.get(i as usize)),
         };
@@ -472,11 +543,13 @@ impl<'a> Exec<'a> {
                 frame.vars.get_mut(i)
             }
             VarAddr::Global(i) => self.globals.get_mut(i as usize),
-            VarAddr::Shared(i) => self
-                .shared_vars
-                .as_mut()
-                .and_then(|g| g.as_mut())
-                .and_then(|v| v.get_mut(i as usize)),
+            VarAddr::Shared(i) => {
+                let k = self.prog.shared.get(i as usize).map_or(0, |s| s.scope());
+                self.shared_vars[k]
+                    .as_mut()
+                    .and_then(|g| g.as_mut())
+                    .and_then(|v| v.get_mut(i as usize))
+            }
         };
         v.ok_or_else(|| {
             RtError::general(

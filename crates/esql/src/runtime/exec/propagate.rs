@@ -54,6 +54,9 @@ impl<'a> Exec<'a> {
         {
             msg.exception_list = self.subtree_copy(src, "ExceptionList")?;
         }
+        if p.finalize == PropagateControl::Default {
+            super::finalize::finalize(&mut msg.root)?;
+        }
         let mut own_env = match &p.environment {
             Some(e) => match self.nav(frame, e)? {
                 Some(src) => Some(self.subtree_copy(src, "Environment")?),
@@ -62,7 +65,7 @@ impl<'a> Exec<'a> {
             None => None,
         };
         // Downstream nodes may use shared state of this program: unlock while they run.
-        let held = self.shared_vars.is_some();
+        let held = self.holds_shared();
         self.release_shared();
         let r = match own_env.as_mut() {
             Some(env) => self.host.propagate(to, &mut msg, env),
@@ -83,10 +86,20 @@ impl<'a> Exec<'a> {
             &mut self.trees[trees::IN_EXCEPTION as usize],
             &mut input.exception_list,
         );
-        if let Some([a, b, c]) = saved_out {
-            self.trees[trees::OUT_ROOT as usize] = a;
-            self.trees[trees::OUT_LOCAL_ENV as usize] = b;
-            self.trees[trees::OUT_EXCEPTION as usize] = c;
+        match saved_out {
+            Some([a, b, c]) => {
+                self.trees[trees::OUT_ROOT as usize] = a;
+                self.trees[trees::OUT_LOCAL_ENV as usize] = b;
+                self.trees[trees::OUT_EXCEPTION as usize] = c;
+            }
+            // DELETE DEFAULT: the next PROPAGATE starts from empty output trees, whatever the
+            // compute mode took for this one.
+            None => {
+                self.trees[trees::OUT_ROOT as usize] = sluice_tree::Tree::new("Root");
+                self.trees[trees::OUT_LOCAL_ENV as usize] =
+                    sluice_tree::Tree::new("LocalEnvironment");
+                self.trees[trees::OUT_EXCEPTION as usize] = sluice_tree::Tree::new("ExceptionList");
+            }
         }
         r.map_err(|e| RtError {
             exception: e.exception,

@@ -44,6 +44,7 @@ impl<'a> Exec<'a> {
                 kind: VarKind::Row | VarKind::Reference,
                 ..
             } | Sk::Move { .. }
+                | Sk::Eval(..)
                 | Sk::Create {
                     as_ref: Some(_),
                     ..
@@ -295,13 +296,7 @@ impl<'a> Exec<'a> {
                     self.store(frame, t, v)?;
                 }
             }
-            Sk::Eval(e) => {
-                let v = self.scalar(frame, e)?;
-                return Err(RtError::general(format!(
-                    "EVAL of dynamic ESQL is not supported: {}",
-                    convert::text(&v)
-                )));
-            }
+            Sk::Eval(site, e) => return self.eval_statement(frame, *site, e),
             Sk::Log { kind, event } => {
                 let mut parts = Vec::new();
                 for v in &event.values {
