@@ -225,3 +225,18 @@ fn complete_parse_leaves_nothing_pending_after_lazy_steps_and_copies() {
     assert!(!any_pending(&t, id));
     assert_eq!(ser(&mut t, id), xml);
 }
+
+#[test]
+fn on_demand_navigation_reports_an_error_only_when_it_reaches_it() {
+    let (mut t, id) = attach(
+        "<a><b>1</b><c>2</c><d>&nope;</d><e>4</e></a>",
+        XmlnscOptions::default(),
+    );
+    let a = t.first_child(id).unwrap().unwrap();
+    let b = t.first_child(a).unwrap().unwrap();
+    assert_eq!(t.name_bytes(b), b"b");
+    let c = t.next_sibling(b).unwrap().unwrap();
+    assert_eq!(t.name_bytes(c), b"c");
+    let err = t.next_sibling(c).unwrap_err().to_string();
+    assert!(err.contains("nope"), "{err}");
+}

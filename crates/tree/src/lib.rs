@@ -14,6 +14,6 @@ pub mod xpath;
 
 pub use assembly::Message;
 pub use error::TreeError;
-pub use text::{Text, TextRef};
+pub use text::{Text, TextRef, same_bytes};
 pub use tree::{Expand, NodeId, Parser, Position, SourceSpan, Tree};
 pub use value::Value;

@@ -149,6 +149,30 @@ impl Text {
     }
 }
 
+/// Whether two byte strings are equal. Names and short values compare here without a library
+/// call: overlapping word loads cover every length, where `==` on slices calls `memcmp`, whose
+/// call costs more than the comparison of an element name.
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+        let mut w = [0u8; N];
+        w.copy_from_slice(&s[at..at + N]);
+        w
+    }
+    match n {
+        0 => true,
+        1 => a[0] == b[0],
+        2..=3 => word::<2>(a, 0) == word::<2>(b, 0) && word::<2>(a, n - 2) == word::<2>(b, n - 2),
+        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
+        8..=16 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
+        _ => a == b,
+    }
+}
+
 impl std::fmt::Debug for Text {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.get().fmt(f)
@@ -158,6 +182,21 @@ impl std::fmt::Debug for Text {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_bytes_agrees_with_slice_equality_at_every_length() {
+        let base: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+        for n in 0..40 {
+            let a = &base[..n];
+            assert!(same_bytes(a, a));
+            for i in 0..n {
+                let mut b = a.to_vec();
+                b[i] ^= 1;
+                assert!(!same_bytes(a, &b), "length {n}, byte {i}");
+            }
+            assert!(!same_bytes(a, &base[..n + 1]));
+        }
+    }
 
     #[test]
     fn handles_round_trip_what_they_were_made_from() {

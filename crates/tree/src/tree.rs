@@ -18,7 +18,7 @@ use bytes::Bytes;
 
 use crate::error::TreeError;
 use crate::packed::Packed;
-use crate::text::{Text, TextRef};
+use crate::text::{Text, TextRef, same_bytes};
 use crate::value::Value;
 
 const NIL: u32 = u32::MAX;
@@ -369,6 +369,19 @@ impl Tree {
     pub fn namespace_bytes(&self, id: NodeId) -> &[u8] {
         self.bytes(self.namespace(id))
     }
+    /// Whether element `id` is named `name` (see [`same_bytes`]).
+    #[inline]
+    pub fn name_is(&self, id: NodeId, name: &[u8]) -> bool {
+        same_bytes(self.bytes(self.el(id).name), name)
+    }
+    /// Whether element `id` is in namespace `ns` (empty: in none).
+    #[inline]
+    pub fn namespace_is(&self, id: NodeId, ns: &[u8]) -> bool {
+        match self.el(id).namespace {
+            0 => ns.is_empty(),
+            _ => same_bytes(self.namespace_bytes(id), ns),
+        }
+    }
     pub fn value(&self, id: NodeId) -> Value {
         self.unpack(self.el(id).packed())
     }
@@ -544,9 +557,7 @@ impl Tree {
         let mut seen = 0;
         let mut c = self.first_child(id)?;
         while let Some(n) = c {
-            if self.name_bytes(n) == name
-                && namespace.is_none_or(|ns| self.namespace_bytes(n) == ns)
-            {
+            if self.name_is(n, name) && namespace.is_none_or(|ns| self.namespace_is(n, ns)) {
                 if seen == index {
                     return Ok(Some(n));
                 }

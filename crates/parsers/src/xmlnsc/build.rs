@@ -87,11 +87,9 @@ fn depth_of(tree: &Tree, id: NodeId) -> usize {
 }
 
 /// The tree's index of the parser that owns `id`.
-fn parser_index(tree: &mut Tree, id: NodeId) -> Result<u16, Error> {
-    let p = tree
-        .parser_of(id)
-        .ok_or_else(|| Error::Internal("element has no parser".into()))?;
-    Ok(tree.add_parser(p))
+fn parser_index(tree: &Tree, id: NodeId) -> Result<u16, Error> {
+    tree.parser_index(id)
+        .ok_or_else(|| Error::Internal("element has no parser".into()))
 }
 
 /// Entry point for [`sluice_tree::Parser::expand`].
@@ -185,6 +183,9 @@ fn close_open_last(
     }
     Ok(())
 }
+
+/// How many simple children one on-demand step builds at most.
+const BATCH: usize = 16;
 
 /// What [`Builder::push_element`] made.
 pub(crate) enum Pushed {
@@ -515,10 +516,28 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// Build at least one more child of the pending element `id` (or finish it).
+    /// Build at least one more child of the pending element `id` (or finish it). Simple children
+    /// that follow are built in the same call, up to [`BATCH`], so that navigating sibling by
+    /// sibling pays the set-up of a parse call once per batch rather than once per element. An
+    /// error past the first child is left for the call that reaches it: on-demand parsing reports
+    /// it no earlier than navigation gets there.
     fn one_more(&mut self, id: NodeId, depth: usize) -> Result<(), Error> {
-        let mut pos = self.tree.resume(id) as usize;
         let start = start_of(self.tree, self.bytes, id);
+        for built in 0..BATCH {
+            match self.one_child(id, start, depth) {
+                Ok(true) => {}
+                Ok(false) => return Ok(()),
+                Err(_) if built > 0 => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Build the next child of `id` (whose start tag is at `start`); true when it was a complete
+    /// element and more may follow, false when a folder was opened or `id` finished.
+    fn one_child(&mut self, id: NodeId, start: Option<usize>, depth: usize) -> Result<bool, Error> {
+        let mut pos = self.tree.resume(id) as usize;
         loop {
             let tok = self.next(&mut pos)?;
             match tok {
@@ -528,29 +547,32 @@ impl Builder<'_, '_> {
                     self_closing,
                     end,
                 } => {
-                    match self.push_element(id, s, name, self_closing, end, depth + 1)? {
-                        Pushed::Done { end } => self.tree.set_resume(id, end as u32),
+                    return match self.push_element(id, s, name, self_closing, end, depth + 1)? {
+                        Pushed::Done { end } => {
+                            self.tree.set_resume(id, end as u32);
+                            Ok(true)
+                        }
                         Pushed::Folder { id: c, content, .. } => {
                             self.tree.set_pending(c, self.index, content as u32);
                             let f = self.tree.parser_flags(id) | flags::OPEN_LAST;
                             self.tree.set_parser_flags(id, f);
                             self.tree.set_resume(id, s as u32);
+                            Ok(false)
                         }
-                    }
-                    return Ok(());
+                    };
                 }
                 Token::End { name, end, .. } => {
                     if let Some(q) = start.and_then(|s| qname_at(self.bytes, s)) {
                         self.check_end(q, name)?;
                     }
                     self.finish(id, start, end);
-                    return Ok(());
+                    return Ok(false);
                 }
                 Token::Eof => return Err(self.unclosed(start)),
                 other => {
                     if self.other_content(id, other)? {
                         self.tree.set_resume(id, pos as u32);
-                        return Ok(());
+                        return Ok(true);
                     }
                 }
             }

@@ -47,12 +47,8 @@ impl<'a> Exec<'a> {
         };
         while let Some(id) = c {
             let ok = ty.is_none_or(|x| crate::runtime::field_types::matches(x, t.field_type(id)))
-                && name
-                    .as_ref()
-                    .is_none_or(|n| t.name_bytes(id) == n.as_slice())
-                && ns
-                    .as_ref()
-                    .is_none_or(|n| t.namespace_bytes(id) == n.as_slice())
+                && name.as_ref().is_none_or(|n| t.name_is(id, n.as_slice()))
+                && ns.as_ref().is_none_or(|n| t.namespace_is(id, n.as_slice()))
                 && identity
                     .as_ref()
                     .is_none_or(|s| super::nav::matches(t, id, s));

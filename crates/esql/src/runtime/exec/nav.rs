@@ -34,12 +34,12 @@ pub(crate) fn matches(tree: &Tree, id: NodeId, s: &Sel) -> bool {
         return false;
     }
     if let Some(n) = &s.name
-        && tree.name_bytes(id) != n.as_ref()
+        && !tree.name_is(id, n.as_ref())
     {
         return false;
     }
     if let Some(ns) = &s.ns
-        && tree.namespace_bytes(id) != ns.as_ref()
+        && !tree.namespace_is(id, ns.as_ref())
     {
         return false;
     }
