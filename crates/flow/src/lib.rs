@@ -6,6 +6,7 @@ pub mod engine;
 pub mod load;
 pub mod registry;
 pub mod stats;
+pub mod testing;
 pub mod yaml;
 
 pub use diag::Diagnostic;

@@ -52,6 +52,7 @@ pub struct PendingReply {
 
 struct HttpInput {
     flow: String,
+    label: String,
     path: String,
     router: Arc<HttpRouter>,
     sender: Sender<HttpRequest>,
@@ -72,6 +73,7 @@ fn build_http_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, Config
     let (sender, receiver, owner) = services.http.channel();
     Ok(NodeImpl::Input(Arc::new(HttpInput {
         flow: b.flow.to_string(),
+        label: b.label.to_string(),
         path: path.to_string(),
         router: Arc::clone(&services.http),
         sender,
@@ -147,7 +149,8 @@ impl HttpInput {
         let result = match result {
             // Failure before the message was propagated: the failure terminal.
             Err(mut e) => {
-                e.exception.label = String::new();
+                e.exception.label.clone_from(&self.label);
+                e.exception.node_type = "HTTPInput".into();
                 self.input_failed(runner, &mut inv, &mut msg, e, T_FAILURE)
             }
             Ok(()) => match runner.invoke(&mut inv, T_OUT, &mut msg) {

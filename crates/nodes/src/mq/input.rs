@@ -149,10 +149,12 @@ impl MqInput {
             }
         };
         let result = if backed_out {
-            let e = NodeError::recoverable(format!(
+            let mut e = NodeError::recoverable(format!(
                 "the message was backed out {} times (threshold {threshold})",
                 msg_backouts(&mut msg)
             ));
+            e.exception.label.clone_from(&self.label);
+            e.exception.node_type = "MQInput".into();
             if runner.is_wired(T_FAILURE) {
                 e.exception
                     .write_to(&mut msg.exception_list)

@@ -1,0 +1,21 @@
+//! Test support for flows and node types: a harness that injects messages and captures what
+//! reaches each output, a readable dump of the message tree, masking of values that vary from
+//! run to run, a line diff, expected-output files that can be re-blessed, and the compliance
+//! checks every node type passes.
+//!
+//! It lives in the library (not behind `cfg(test)`) because the golden-flow runner and the node
+//! compliance test are integration tests of other crates.
+
+pub mod compliance;
+pub mod diff;
+pub mod dump;
+pub mod expected;
+pub mod harness;
+pub mod mask;
+
+pub use compliance::{ComplianceCase, ComplianceEnv, Failing, FailingCase, check_node};
+pub use diff::line_diff;
+pub use dump::{DumpOptions, dump_message, dump_tree};
+pub use expected::{ExpectedError, bless_requested, check_outputs};
+pub use harness::{CAPTURE, Captured, Harness, INJECT};
+pub use mask::Masker;
