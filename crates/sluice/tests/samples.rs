@@ -6,9 +6,15 @@ use std::sync::OnceLock;
 
 use common::{Server, sale_list, samples_dir};
 
+/// One server shared by every test here. Statics are never dropped, so it is stopped when the
+/// test process exits instead of being left running.
 fn server() -> &'static Server {
     static S: OnceLock<Server> = OnceLock::new();
-    S.get_or_init(|| Server::start(&samples_dir()))
+    S.get_or_init(|| {
+        let s = Server::start(&samples_dir());
+        common::stop_at_exit(&s);
+        s
+    })
 }
 
 #[test]

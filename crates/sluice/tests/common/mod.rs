@@ -168,6 +168,28 @@ impl Server {
 unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
+    fn atexit(f: extern "C" fn()) -> i32;
+}
+
+static AT_EXIT_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn stop_registered_server() {
+    let pid = AT_EXIT_PID.load(std::sync::atomic::Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill(2) on the server this process started.
+        unsafe { libc_kill(pid, 15) };
+    }
+}
+
+/// SIGTERM `server` when the test process exits (for a server kept in a static, which is never
+/// dropped). One server per process.
+pub fn stop_at_exit(server: &Server) {
+    AT_EXIT_PID.store(
+        server.child.id() as i32,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+    // SAFETY: registers a plain function with no captured state.
+    unsafe { atexit(stop_registered_server) };
 }
 
 impl Drop for Server {
