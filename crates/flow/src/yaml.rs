@@ -75,7 +75,8 @@ pub fn parse(file: &str, src: &str) -> Result<Yaml, Diagnostic> {
 }
 
 fn convert(y: &MarkedYaml<'_>) -> Yaml {
-    let line = y.span.start.line();
+    // The reader leaves some nodes (e.g. a scalar that is only a tag) at line 0.
+    let line = y.span.start.line().max(1);
     let col = y.span.start.col() + 1;
     let kind = match &y.data {
         YamlData::Value(Scalar::Null) => YamlKind::Null,

@@ -1,96 +1,9 @@
 //! Flow files: what loads, and the problems reported (with their places) for what does not.
 
-use std::sync::Arc;
+mod test_nodes;
 
-use sluice_flow::{Registry, load_flow};
-use sluice_node_api::{
-    Ctx, InputNode, InstanceRunner, Message, Node, NodeError, NodeImpl, NodeSpec, PropKind,
-    PropSpec, Terminal, TerminalSpec,
-};
-
-struct Nop;
-impl Node for Nop {
-    fn evaluate(&self, _: &mut Ctx<'_>, _: Terminal, _: &mut Message) -> Result<(), NodeError> {
-        Ok(())
-    }
-}
-impl InputNode for Nop {
-    fn run_instance(&self, _: &mut dyn InstanceRunner) {}
-}
-
-const IN: TerminalSpec = TerminalSpec {
-    name: "in",
-    doc: "",
-};
-const OUT: TerminalSpec = TerminalSpec {
-    name: "out",
-    doc: "",
-};
-
-static SOURCE: NodeSpec = NodeSpec {
-    type_name: "Source",
-    summary: "test input",
-    inputs: &[],
-    outputs: &[
-        OUT,
-        TerminalSpec {
-            name: "catch",
-            doc: "",
-        },
-    ],
-    dynamic_outputs: false,
-    properties: &[PropSpec {
-        name: "path",
-        kind: PropKind::String,
-        default: None,
-        required: true,
-        doc: "the path",
-    }],
-    build: |_, _| Ok(NodeImpl::Input(Arc::new(Nop))),
-};
-
-static STEP: NodeSpec = NodeSpec {
-    type_name: "Step",
-    summary: "test node",
-    inputs: &[IN],
-    outputs: &[OUT],
-    dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "count",
-            kind: PropKind::Integer,
-            default: Some("3"),
-            required: false,
-            doc: "",
-        },
-        PropSpec {
-            name: "mode",
-            kind: PropKind::Enum(&["fast", "slow"]),
-            default: Some("fast"),
-            required: false,
-            doc: "",
-        },
-    ],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(Nop))),
-};
-
-static SWITCH: NodeSpec = NodeSpec {
-    type_name: "Switch",
-    summary: "dynamic terminals",
-    inputs: &[IN],
-    outputs: &[],
-    dynamic_outputs: true,
-    properties: &[],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(Nop))),
-};
-
-fn registry() -> Registry {
-    let mut r = Registry::new();
-    r.register(&SOURCE);
-    r.register(&STEP);
-    r.register(&SWITCH);
-    r
-}
+use sluice_flow::load_flow;
+use test_nodes::registry;
 
 fn problems(src: &str) -> Vec<String> {
     match load_flow("flows/t.yaml", src, &registry()) {

@@ -229,7 +229,8 @@ impl Reader {
             appl_identity_data: self.str16()?,
         };
         let n = self.u32()? as usize;
-        let mut properties = Vec::with_capacity(n.min(1024));
+        // The count is untrusted: the smallest property (empty name, bool) takes 4 bytes.
+        let mut properties = Vec::with_capacity(n.min(self.remaining() / 4));
         for _ in 0..n {
             let name = self.str16()?;
             let v = match self.u8()? {

@@ -18,6 +18,8 @@ use bytes::Bytes;
 
 pub use client::{Client, Credentials};
 pub use server::Server;
+#[doc(hidden)]
+pub use server::serve_bytes;
 
 use crate::codec::{self, Reader};
 use crate::error::QmError;

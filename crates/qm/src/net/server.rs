@@ -194,6 +194,9 @@ struct Conn {
     /// Set by a get that found nothing and may wait without this thread: queue, options
     /// (without the wait) and how long.
     park: Option<(String, GetOptions, Duration)>,
+    /// Longest a get may wait (`None` = as asked); set only when serving bytes from memory,
+    /// where no other client can ever satisfy the wait.
+    max_wait: Option<Duration>,
 }
 
 /// Longest single wait before checking that the client is still there.
@@ -225,6 +228,7 @@ impl Conn {
             shared: None,
             waiting: None,
             park: None,
+            max_wait: None,
         }
     }
 
@@ -427,6 +431,9 @@ impl Conn {
             WAIT_UNLIMITED => Some(Duration::from_secs(365 * 86_400)),
             ms => Some(Duration::from_millis(u64::from(ms))),
         };
+        if let (Some(w), Some(cap)) = (o.wait, self.max_wait) {
+            o.wait = Some(w.min(cap));
+        }
         let qm = self.qm.clone();
         // Over plain TCP a get outside syncpoint that must wait does not keep this thread.
         if let Some(wait) = o.wait
@@ -523,6 +530,55 @@ impl Conn {
         }
         r
     }
+}
+
+/// A byte stream from memory: reads its input, collects what is written (up to 16 MiB, so
+/// a long run of requests cannot grow the answer without limit).
+struct MemStream {
+    input: io::Cursor<Vec<u8>>,
+    output: Arc<parking_lot::Mutex<Vec<u8>>>,
+}
+
+impl io::Read for MemStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        io::Read::read(&mut self.input, buf)
+    }
+}
+
+impl io::Write for MemStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut out = self.output.lock();
+        let room = (16usize << 20).saturating_sub(out.len());
+        out.extend_from_slice(&buf[..buf.len().min(room)]);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Serve one connection whose request bytes are `input` on the calling thread; returns the
+/// answer bytes written (cut at 16 MiB) and how the connection ended. Gets never wait.
+/// This is the whole request path from untrusted bytes without sockets, for the protocol
+/// fuzz target and its tests.
+#[doc(hidden)]
+pub fn serve_bytes(
+    qm: Arc<QueueManager>,
+    auth: AuthConfig,
+    input: &[u8],
+) -> (Vec<u8>, io::Result<()>) {
+    let output = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let stream = MemStream {
+        input: io::Cursor::new(input.to_vec()),
+        output: output.clone(),
+    };
+    let res = {
+        let mut conn = Conn::new(qm, Arc::new(auth));
+        conn.max_wait = Some(Duration::ZERO);
+        conn.serve(Box::new(stream))
+    };
+    let out = std::mem::take(&mut *output.lock());
+    (out, res)
 }
 
 impl Drop for Conn {

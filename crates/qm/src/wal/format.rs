@@ -218,11 +218,17 @@ pub fn decode_commit(payload: Bytes) -> Result<Vec<Op>, DecodeError> {
     let mut r = Reader::new(payload);
     let _t = r.u8()?;
     let n = r.u32()? as usize;
-    let mut ops = Vec::with_capacity(n.min(4096));
+    // The count is untrusted: reserve no more ops than the bytes left could hold (the
+    // smallest op, a REMOVE, takes 9 bytes).
+    let mut ops = Vec::with_capacity(n.min(r.remaining() / 9));
     for _ in 0..n {
         match r.u8()? {
             OP_PUT => {
                 let seq = r.u64()?;
+                if seq == u64::MAX {
+                    // Never assigned (numbering starts at 1); recovery continues at seq + 1.
+                    return Err(DecodeError::Bad("sequence number u64::MAX".into()));
+                }
                 let expire_ms = r.u64()?;
                 let queue = r.str16()?;
                 let mut msg = r.message()?;

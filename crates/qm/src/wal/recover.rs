@@ -92,6 +92,10 @@ fn load_checkpoint(fs: &dyn Filesystem, path: &Path, n: u64, st: &mut State) -> 
     let next_seg = r.u64().map_err(bad)?;
     let next_seq = r.u64().map_err(bad)?;
     let count = r.u64().map_err(bad)?;
+    if next_seq == u64::MAX {
+        // No sequence number would be left to give out (and none is ever assigned this one).
+        return Err(corrupt(path, "next sequence number is u64::MAX"));
+    }
     if next_seg != n {
         return Err(corrupt(
             path,
