@@ -13,12 +13,14 @@ use super::text::{check_utf8, decode};
 use crate::error::Error;
 
 impl Builder<'_, '_> {
+    /// Whether the element about to be built is to be kept opaque (most parsers have no rules).
+    #[inline]
     pub(crate) fn is_opaque(&self, parent: NodeId, prefix: &[u8], local: &[u8]) -> bool {
-        let rules = &self.p.opaque;
-        if rules.is_empty() {
-            return false;
-        }
-        rules.iter().any(|r| match r {
+        !self.p.opaque.is_empty() && self.matches_opaque_rule(parent, prefix, local)
+    }
+
+    fn matches_opaque_rule(&self, parent: NodeId, prefix: &[u8], local: &[u8]) -> bool {
+        self.p.opaque.iter().any(|r| match r {
             OpaqueRule::Name {
                 prefix: p,
                 local: l,
@@ -68,7 +70,7 @@ impl Builder<'_, '_> {
             let rest = &self.bytes[lt..];
             if rest.len() > q.len() + 2
                 && rest[1] == b'/'
-                && &rest[2..2 + q.len()] == q
+                && sluice_tree::same_bytes(&rest[2..2 + q.len()], q)
                 && rest[2 + q.len()] == b'>'
             {
                 let v = if lt == pos {
@@ -153,7 +155,7 @@ impl Builder<'_, '_> {
 
     pub(crate) fn check_end(&self, open: Span, close: Span) -> Result<(), Error> {
         let b = self.bytes;
-        if b[open.0..open.1] != b[close.0..close.1] {
+        if !sluice_tree::same_bytes(&b[open.0..open.1], &b[close.0..close.1]) {
             return Err(Error::MismatchedEndTag {
                 offset: close.0.saturating_sub(2),
                 expected: String::from_utf8_lossy(&b[open.0..open.1]).into_owned(),

@@ -208,7 +208,12 @@ impl<'a> Lexer<'a> {
             _ => {
                 self.pos = start + 1;
                 let name = self.name("element name")?;
-                self.attributes(attrs)?;
+                if buf.get(self.pos) == Some(&b'>') {
+                    // No attributes: most tags, answered without the call.
+                    attrs.clear();
+                } else {
+                    self.attributes(attrs)?;
+                }
                 let self_closing = buf[self.pos] == b'/';
                 self.pos += if self_closing { 2 } else { 1 };
                 *out = Token::Start {
