@@ -25,6 +25,14 @@ const NIL: u32 = u32::MAX;
 const NO_PARSER: u16 = u16::MAX;
 /// No source span.
 const NO_BUF: u16 = u16::MAX;
+/// Buffer index `buf` as an element stores it, or [`NO_BUF`] past the 65,535 it can name.
+fn short_buf(buf: u32) -> u16 {
+    u16::try_from(buf)
+        .ok()
+        .filter(|&b| b != NO_BUF)
+        .unwrap_or(NO_BUF)
+}
+
 /// A source span whose end is not known yet.
 const OPEN: u32 = u32::MAX;
 /// The namespace is in [`Tree::ns_overflow`] (a tree with more distinct namespaces than fit).
@@ -668,28 +676,22 @@ impl Tree {
     /// buffers; elements of later buffers are serialised from the tree.
     pub fn set_source(&mut self, id: NodeId, span: SourceSpan) {
         let e = self.el_mut(id);
-        match u16::try_from(span.buf) {
-            Ok(buf) if buf != NO_BUF && span.end != OPEN => {
-                e.src_buf = buf;
-                e.src_start = span.start;
-                e.src_end = span.end;
-            }
-            _ => e.src_buf = NO_BUF,
-        }
+        e.src_buf = if span.end == OPEN {
+            NO_BUF
+        } else {
+            short_buf(span.buf)
+        };
+        e.src_start = span.start;
+        e.src_end = span.end;
     }
 
     /// Record where a parsed element starts while its end is not known yet; [`Tree::source`]
     /// stays `None` until [`Tree::set_source`] gives the whole span.
     pub fn set_source_start(&mut self, id: NodeId, buf: u32, start: u32) {
         let e = self.el_mut(id);
-        match u16::try_from(buf) {
-            Ok(buf) if buf != NO_BUF => {
-                e.src_buf = buf;
-                e.src_start = start;
-                e.src_end = OPEN;
-            }
-            _ => e.src_buf = NO_BUF,
-        }
+        e.src_buf = short_buf(buf);
+        e.src_start = start;
+        e.src_end = OPEN;
     }
 
     /// Mark `id` as having unparsed children starting at `resume`, owned by `parser`.
@@ -1044,10 +1046,7 @@ impl Tree {
         e.set_packed(packed);
         if e.src_buf != NO_BUF {
             let b = self.add_buffer(src.buffers[usize::from(e.src_buf)].clone());
-            e.src_buf = u16::try_from(b)
-                .ok()
-                .filter(|&b| b != NO_BUF)
-                .unwrap_or(NO_BUF);
+            e.src_buf = short_buf(b);
         }
         if e.parser != NO_PARSER {
             e.parser = self.add_parser(src.parsers[e.parser as usize].clone());

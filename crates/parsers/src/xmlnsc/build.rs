@@ -265,15 +265,11 @@ impl Builder<'_, '_> {
     /// [`Builder::value_text`] for the general case, writing the handle to `out`.
     #[inline(never)]
     fn decoded_text(&mut self, s: Span, attribute: bool, out: &mut Text) -> Result<(), Error> {
-        *out = self.value_text_general(s, attribute)?;
-        Ok(())
-    }
-
-    fn value_text_general(&mut self, s: Span, attribute: bool) -> Result<Text, Error> {
         let raw = &self.bytes[s.0..s.1];
         check_utf8(raw, s.0)?;
         if !needs_decode(raw, attribute) {
-            return Ok(self.src(s));
+            *out = self.src(s);
+            return Ok(());
         }
         self.scratch.clear();
         decode(
@@ -283,7 +279,8 @@ impl Builder<'_, '_> {
             self.p.options.limits.max_entity_expansion,
             &mut self.scratch,
         )?;
-        Ok(self.tree.alloc_text(&self.scratch))
+        *out = self.tree.alloc_text(&self.scratch);
+        Ok(())
     }
 
     /// Resolve a prefix (empty: the default namespace) for a tag at `offset` declared by tag

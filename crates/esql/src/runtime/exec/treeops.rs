@@ -50,6 +50,26 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// Run a copy whose source and target are in the same tree (one arena) from a scratch copy
+    /// of the source in a tree of its own.
+    fn via_scratch<T>(&mut self, src: Loc, copy: impl FnOnce(&mut Self, Loc) -> R<T>) -> R<T> {
+        let mut tmp = Tree::new("Copy");
+        let t = self.tree(src.tree)?;
+        t.expand_all(src.node)?;
+        let top = tmp.copy_from(t, src.node, NodeId(0), Position::LastChild)?;
+        let idx = self.trees.len() as u32;
+        self.trees.push(tmp);
+        let r = copy(
+            self,
+            Loc {
+                tree: idx,
+                node: top,
+            },
+        );
+        self.trees.pop();
+        r
+    }
+
     /// Make `dst` a copy of `src`: its value, type and children (its name stays). A root
     /// target keeps its element and receives copies of the children, so `SET OutputRoot =
     /// InputRoot` copies handles and unparsed spans, never the message bytes.
@@ -59,22 +79,7 @@ impl<'a> Exec<'a> {
             return Ok(dst);
         }
         if src.tree == dst.tree {
-            // Copy through a scratch tree: the source and the target are the same arena.
-            let mut tmp = Tree::new("Copy");
-            let t = self.tree(src.tree)?;
-            t.expand_all(src.node)?;
-            let top = tmp.copy_from(t, src.node, NodeId(0), Position::LastChild)?;
-            let idx = self.trees.len() as u32;
-            self.trees.push(tmp);
-            let r = self.copy_onto(
-                dst,
-                Loc {
-                    tree: idx,
-                    node: top,
-                },
-            );
-            self.trees.pop();
-            return r;
+            return self.via_scratch(src, |x, s| x.copy_onto(dst, s));
         }
         let [d, s] = self
             .trees
@@ -120,22 +125,7 @@ impl<'a> Exec<'a> {
     pub fn copy_to(&mut self, target: Loc, src: Loc, pos: Position) -> R<Loc> {
         self.check_writable(target.tree)?;
         if src.tree == target.tree {
-            let mut tmp = Tree::new("Copy");
-            let t = self.tree(src.tree)?;
-            t.expand_all(src.node)?;
-            let top = tmp.copy_from(t, src.node, NodeId(0), Position::LastChild)?;
-            let idx = self.trees.len() as u32;
-            self.trees.push(tmp);
-            let r = self.copy_to(
-                target,
-                Loc {
-                    tree: idx,
-                    node: top,
-                },
-                pos,
-            );
-            self.trees.pop();
-            return r;
+            return self.via_scratch(src, |x, s| x.copy_to(target, s, pos));
         }
         let [d, s] = self
             .trees
