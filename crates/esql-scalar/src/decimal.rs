@@ -68,6 +68,12 @@ impl RoundingMode {
 #[derive(Clone, Copy)]
 pub struct Decimal(Decimal128);
 
+/// The powers of ten that are exact doubles.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
 fn context() -> Context<Decimal128> {
     Context::<Decimal128>::default()
 }
@@ -260,6 +266,18 @@ impl Decimal {
 
     /// The nearest FLOAT.
     pub fn to_f64(self) -> f64 {
+        if self.0.is_finite() {
+            let m = self.0.coefficient().unsigned_abs();
+            let e = self.0.exponent();
+            if m <= 1 << 53 && (-22..=22).contains(&e) {
+                // The coefficient and 10^|e| are both exact doubles, so one multiplication or
+                // division rounds once, to the nearest double (Clinger's fast path): what
+                // parsing the text gives, without formatting it.
+                let p = POW10[e.unsigned_abs() as usize];
+                let v = if e < 0 { m as f64 / p } else { m as f64 * p };
+                return if self.0.is_negative() { -v } else { v };
+            }
+        }
         // Formatting then parsing is exact to the nearest double.
         self.0.to_string().parse::<f64>().unwrap_or(f64::NAN)
     }

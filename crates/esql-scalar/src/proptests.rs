@@ -31,6 +31,16 @@ fn scaled(c: i64, scale: u32, target: u32) -> i128 {
 
 proptest! {
     #[test]
+    fn decimal_to_float_is_the_nearest_double_of_its_text(
+        c in any::<i64>(),
+        e in -30i32..=30,
+    ) {
+        let d = Decimal::from_parts(i128::from(c), e).expect("i64 coefficients fit");
+        let nearest: f64 = d.to_string().parse().expect("a decimal's text is a number");
+        prop_assert_eq!(d.to_f64().to_bits(), nearest.to_bits(), "{}", d);
+    }
+
+    #[test]
     fn integer_round_trips_through_character(n in any::<i64>()) {
         let text = cast(&Value::Integer(n), DataType::Character).unwrap();
         prop_assert_eq!(cast(&text, DataType::Integer).unwrap(), Value::Integer(n));

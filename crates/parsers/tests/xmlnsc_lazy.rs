@@ -140,3 +140,67 @@ fn element_renamed_before_parsing_is_still_parsed() {
     assert_eq!(text(&t, b), "1");
     assert_eq!(ser(&mut t, id), "<r><z><b>1</b></z><c>2</c></r>");
 }
+
+#[test]
+fn small_folder_that_navigation_moves_past_is_built_the_same_as_a_complete_parse() {
+    let xml = r#"<r xmlns:p="urn:p"><a p:x="1"><b>t&amp;u</b><c><d/></c></a><p:e>v</p:e></r>"#;
+    let (mut lazy, lid) = attach(xml, XmlnscOptions::default());
+    let e = at(&mut lazy, lid, &["r", "e"]);
+    assert_eq!(text(&lazy, e), "v");
+    // `a` was built on the way to `e` rather than skipped: nothing under it is pending.
+    let a = lazy
+        .path(lid, &["r"])
+        .ok()
+        .flatten()
+        .and_then(|r| lazy.peek_first_child(r))
+        .unwrap_or_else(|| panic!("no a"));
+    assert!(!lazy.is_pending(a));
+    let (mut full, fid) = parse(xml);
+    assert_eq!(dump(&mut lazy, lid), dump(&mut full, fid));
+    // Untouched, it is still written as the bytes it came in.
+    assert_eq!(ser(&mut lazy, lid), xml);
+}
+
+#[test]
+fn large_folder_that_navigation_moves_past_is_skipped_not_built() {
+    let xml = big_doc(400, "<Last>Test</Last></Parent>");
+    let (mut t, id) = attach(&xml, XmlnscOptions::default());
+    let last = at(&mut t, id, &["Parent", "Last"]);
+    assert_eq!(text(&t, last), "Test");
+    let sale = at(&mut t, id, &["Parent", "SaleList"]);
+    assert!(t.is_pending(sale));
+    assert!(t.peek_first_child(sale).is_none());
+}
+
+#[test]
+fn error_in_a_small_folder_moved_past_surfaces_only_when_navigation_enters_it() {
+    // Skipping does not decode references; building would. Moving past `a` must still work
+    // and the bad reference must be reported when `a` is entered, as before.
+    let xml = "<r><a><b>&bad;</b></a><c>1</c></r>";
+    let (mut t, id) = attach(xml, XmlnscOptions::default());
+    let c = at(&mut t, id, &["r", "c"]);
+    assert_eq!(text(&t, c), "1");
+    let a = t
+        .path(id, &["r", "a"])
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("no a"));
+    assert!(t.is_pending(a));
+    assert!(t.first_child(a).is_err());
+}
+
+#[test]
+fn namespaces_declared_by_a_folder_built_in_passing_stay_inside_it() {
+    // `a` is built while the step that met it goes on to `c`: its default namespace and
+    // prefix must not reach `c`, whose `p:` prefix is therefore undeclared.
+    let xml = r#"<r><a xmlns="urn:a" xmlns:p="urn:p"><b/></a><c/><d/></r>"#;
+    let (mut lazy, lid) = attach(xml, XmlnscOptions::default());
+    let c = at(&mut lazy, lid, &["r", "c"]);
+    assert!(lazy.namespace_bytes(c).is_empty());
+    let (mut full, fid) = parse(xml);
+    assert_eq!(dump(&mut lazy, lid), dump(&mut full, fid));
+    let bad = r#"<r><a xmlns:p="urn:p"><b/></a><p:c/></r>"#;
+    let (mut t, id) = attach(bad, XmlnscOptions::default());
+    let a = at(&mut t, id, &["r", "a"]);
+    assert!(t.next_sibling(a).is_err());
+}

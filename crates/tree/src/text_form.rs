@@ -37,30 +37,55 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 
 /// A FLOAT as `CAST(f AS CHARACTER)` prints it.
 pub fn format_float(f: f64) -> String {
+    let mut buf = [0u8; FLOAT_TEXT_BYTES];
+    float_text(f, &mut buf).to_string()
+}
+
+/// Room for any [`float_text`]: sign, 15 digits, point, `E`, exponent sign and 3 digits.
+pub const FLOAT_TEXT_BYTES: usize = 32;
+
+/// [`format_float`] written into `buf` (no allocation, for callers that convert many values).
+pub fn float_text(f: f64, buf: &mut [u8; FLOAT_TEXT_BYTES]) -> &str {
     if f.is_nan() {
-        return "NaN".to_string();
+        return "NaN";
     }
     if f.is_infinite() {
-        return if f > 0.0 { "INF" } else { "-INF" }.to_string();
+        return if f > 0.0 { "INF" } else { "-INF" };
     }
     if f == 0.0 {
-        return "0E+0".to_string();
+        return "0E+0";
     }
     // `{:.14e}` rounds to 15 significant digits, e.g. "1.29408000000000e2".
-    let rendered = format!("{f:.14e}");
-    let Some((mantissa, exponent)) = rendered.split_once('e') else {
-        return rendered;
+    let mut rendered = [0u8; FLOAT_TEXT_BYTES];
+    let mut cursor = std::io::Cursor::new(&mut rendered[..]);
+    // At most 22 bytes ("-1.23456789012345e-308"): the buffer cannot overflow.
+    let _ = write!(cursor, "{f:.14e}");
+    let n = cursor.position() as usize;
+    let rendered = &rendered[..n];
+    let Some(e) = rendered.iter().position(|&b| b == b'e') else {
+        return "NaN";
     };
-    let mantissa = if mantissa.contains('.') {
-        mantissa.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        mantissa
+    let (mantissa, exponent) = (&rendered[..e], &rendered[e + 1..]);
+    let mut m = mantissa.len();
+    if mantissa.contains(&b'.') {
+        while m > 0 && mantissa[m - 1] == b'0' {
+            m -= 1;
+        }
+        if m > 0 && mantissa[m - 1] == b'.' {
+            m -= 1;
+        }
+    }
+    let (sign, digits) = match exponent.strip_prefix(b"-") {
+        Some(d) => (b'-', d),
+        None => (b'+', exponent),
     };
-    let (sign, digits) = match exponent.strip_prefix('-') {
-        Some(d) => ('-', d),
-        None => ('+', exponent),
-    };
-    format!("{mantissa}E{sign}{digits}")
+    let len = m + 2 + digits.len();
+    buf[..m].copy_from_slice(&mantissa[..m]);
+    buf[m] = b'E';
+    buf[m + 1] = sign;
+    buf[m + 2..len].copy_from_slice(digits);
+    // Only ASCII digits, signs, '.' and 'E' were written.
+    std::str::from_utf8(&buf[..len]).unwrap_or("NaN")
 }
 
 pub fn write_date(out: &mut Vec<u8>, days: i64) {
@@ -130,7 +155,10 @@ pub fn write_value(tree: &Tree, v: Value, out: &mut Vec<u8>) -> bool {
         Value::Integer(i) => {
             let _ = write!(out, "{i}");
         }
-        Value::Float(f) => out.extend_from_slice(format_float(f).as_bytes()),
+        Value::Float(f) => {
+            let mut buf = [0u8; FLOAT_TEXT_BYTES];
+            out.extend_from_slice(float_text(f, &mut buf).as_bytes())
+        }
         Value::Character(t) | Value::Decimal(t) | Value::Bit(t) => {
             out.extend_from_slice(tree.bytes(t))
         }

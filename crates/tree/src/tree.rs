@@ -21,6 +21,8 @@ use crate::packed::Packed;
 use crate::text::{Text, TextRef, same_bytes};
 use crate::value::Value;
 
+mod sharing;
+
 const NIL: u32 = u32::MAX;
 const NO_PARSER: u16 = u16::MAX;
 /// No source span.
@@ -160,14 +162,22 @@ pub struct Tree {
     free: u32,
     /// How many elements are pending: at zero, a complete parse needs no walk of the tree.
     pending: u32,
-    /// Distinct namespaces by index; 0 is "none". Elements store the index.
+    /// Distinct namespaces: index `i` (from 1; 0 is "none") is at `namespaces[i - 1]`.
+    /// Elements store the index. Empty until a namespace is used, so that a new tree costs one
+    /// allocation.
     namespaces: Vec<Text>,
     ns_by_bytes: HashMap<Box<[u8]>, u16>,
     /// The namespace most recently stored, so that a run of elements in one namespace does not
     /// hash its bytes per element.
     ns_last: (Text, u16),
     ns_overflow: HashMap<u32, Text>,
+    /// Names stored lately by [`Tree::intern_name`], by a hash of their bytes: flow logic
+    /// that builds a message names thousands of elements with a handful of names.
+    names: [Text; NAME_CACHE],
 }
+
+/// How many names [`Tree::intern_name`] remembers.
+const NAME_CACHE: usize = sharing::NAME_CACHE;
 
 impl std::fmt::Debug for Tree {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -189,10 +199,11 @@ impl Tree {
             parsers: Vec::new(),
             free: NIL,
             pending: 0,
-            namespaces: vec![Text::EMPTY],
+            namespaces: Vec::new(),
             ns_by_bytes: HashMap::new(),
             ns_last: (Text::EMPTY, 0),
             ns_overflow: HashMap::new(),
+            names: [Text::EMPTY; NAME_CACHE],
         }
     }
 
@@ -244,8 +255,8 @@ impl Tree {
         let bytes = self.bytes(ns);
         let i = match self.ns_by_bytes.get(bytes) {
             Some(&i) => i,
-            None if self.namespaces.len() < usize::from(NS_OVERFLOW) => {
-                let i = self.namespaces.len() as u16;
+            None if self.namespaces.len() + 1 < usize::from(NS_OVERFLOW) => {
+                let i = self.namespaces.len() as u16 + 1;
                 self.ns_by_bytes.insert(bytes.into(), i);
                 self.namespaces.push(ns);
                 i
@@ -316,7 +327,7 @@ impl Tree {
     pub fn import_text(&mut self, other: &Tree, t: Text) -> Text {
         match t.get() {
             TextRef::Src { buf, start, len } => {
-                let b = self.add_buffer(other.buffers[buf as usize].clone());
+                let b = self.import_buffer(other, buf);
                 Text::src(b, start, len)
             }
             TextRef::Heap { .. } => self.alloc_text(other.bytes(t)),
@@ -354,6 +365,12 @@ impl Tree {
         self.elements.reserve(additional);
     }
 
+    /// The domain of the parser that owns element `id`, if one does.
+    pub fn parser_domain(&self, id: NodeId) -> Option<&'static str> {
+        let p = self.el(id).parser;
+        (p != NO_PARSER).then(|| self.parsers[p as usize].domain())
+    }
+
     /// The parser that owns element `id`, if one does.
     pub fn parser_of(&self, id: NodeId) -> Option<Arc<dyn Parser>> {
         let p = self.el(id).parser;
@@ -371,7 +388,8 @@ impl Tree {
     pub fn namespace(&self, id: NodeId) -> Text {
         match self.el(id).namespace {
             NS_OVERFLOW => self.ns_overflow.get(&id.0).copied().unwrap_or_default(),
-            i => self.namespaces[usize::from(i)],
+            0 => Text::EMPTY,
+            i => self.namespaces[usize::from(i) - 1],
         }
     }
     pub fn namespace_bytes(&self, id: NodeId) -> &[u8] {
@@ -944,7 +962,12 @@ impl Tree {
         if self.el(id).parent != NIL {
             return Err(TreeError::Attached);
         }
-        let mut at = Some(target);
+        // Only an element with children can have `target` inside it.
+        let mut at = if self.el(id).first == NIL {
+            (target == id).then_some(target)
+        } else {
+            Some(target)
+        };
         while let Some(a) = at {
             if a == id {
                 return Err(TreeError::Cycle);
@@ -989,6 +1012,12 @@ impl Tree {
             self.detach(id)?;
             self.touch(parent);
         }
+        self.free_subtree(id);
+        Ok(())
+    }
+
+    /// Put the slots of the detached element `id` and everything under it on the free list.
+    fn free_subtree(&mut self, id: NodeId) {
         let mut stack = vec![id.0];
         while let Some(n) = stack.pop() {
             let mut c = self.elements[n as usize].first;
@@ -1005,7 +1034,20 @@ impl Tree {
             e.next = self.free;
             self.free = n;
         }
-        Ok(())
+    }
+
+    /// Take back the children a parser built under `parent` after `keep` (all of them when
+    /// `None`), with their subtrees, as if they had never been parsed: for a parser that tried
+    /// to build ahead and gave up. Nothing is marked changed.
+    pub fn discard_parsed(&mut self, parent: NodeId, keep: Option<NodeId>) {
+        loop {
+            let last = self.last_of(parent);
+            if last == NIL || keep == Some(NodeId(last)) {
+                return;
+            }
+            self.unlink(NodeId(last));
+            self.free_subtree(NodeId(last));
+        }
     }
 
     /// Copy the subtree `src_id` of `src` into this tree at `pos` relative to `target`. Unparsed
@@ -1025,6 +1067,10 @@ impl Tree {
     /// Copy the subtree `src_id` of `src` into this tree as a detached element.
     pub fn copy_detached(&mut self, src: &Tree, src_id: NodeId) -> NodeId {
         let top = self.copy_one(src, src_id);
+        if src.el(src_id).first == NIL {
+            // A field without children (the usual copy): no walk to set up.
+            return top;
+        }
         let mut stack = vec![(src_id, top)];
         while let Some((s, d)) = stack.pop() {
             let mut c = src.el(s).first;
@@ -1045,11 +1091,11 @@ impl Tree {
         let packed = self.pack(value);
         e.set_packed(packed);
         if e.src_buf != NO_BUF {
-            let b = self.add_buffer(src.buffers[usize::from(e.src_buf)].clone());
+            let b = self.import_buffer(src, u32::from(e.src_buf));
             e.src_buf = short_buf(b);
         }
         if e.parser != NO_PARSER {
-            e.parser = self.add_parser(src.parsers[e.parser as usize].clone());
+            e.parser = self.import_parser(src, e.parser);
         }
         e.namespace = 0;
         e.parent = NIL;

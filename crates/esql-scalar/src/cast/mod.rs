@@ -82,6 +82,17 @@ pub fn cast_with(
     }
 }
 
+/// `CAST(s AS INTEGER)` or `CAST(s AS FLOAT)` of character data without options, straight from
+/// text that need not be a [`Value`] first (a message field's bytes); `None` for any other
+/// target. The result is the one [`cast`] gives for `Value::Character(s)`.
+pub fn cast_text(s: &str, target: DataType) -> Option<Result<Value, ScalarError>> {
+    match target {
+        DataType::Integer => Some(text::parse_integer(s).map(Value::Integer)),
+        DataType::Float => Some(text::parse_float(s).map(Value::Float)),
+        _ => None,
+    }
+}
+
 fn unsupported(value: &Value, target: DataType) -> ScalarError {
     ScalarError::UnsupportedCast {
         from: value.type_name(),

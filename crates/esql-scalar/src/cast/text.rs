@@ -97,7 +97,7 @@ fn literal_body<'a>(text: &'a str, keyword: &str) -> &'a str {
     t
 }
 
-fn parse_integer(text: &str) -> Result<i64, ScalarError> {
+pub(super) fn parse_integer(text: &str) -> Result<i64, ScalarError> {
     let t = text.trim();
     let fail = || ScalarError::cast(text, "INTEGER");
     let (negative, digits) = match t.strip_prefix('-') {
@@ -124,7 +124,7 @@ fn parse_integer(text: &str) -> Result<i64, ScalarError> {
     i64::try_from(v).map_err(|_| ScalarError::overflow("CAST", "INTEGER"))
 }
 
-fn parse_float(text: &str) -> Result<f64, ScalarError> {
+pub(super) fn parse_float(text: &str) -> Result<f64, ScalarError> {
     let t = text.trim();
     let fail = || ScalarError::cast(text, "FLOAT");
     // Rust also reads "inf" and "NaN"; ESQL float literals are digits only.

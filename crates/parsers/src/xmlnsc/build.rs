@@ -169,7 +169,11 @@ fn close_open_last(
                 expand(p, tree, c, Expand::All)?;
             }
         }
-        Expand::OneMore => skip::seal(p, tree, id, c)?,
+        Expand::OneMore => {
+            if !build_past(p, tree, c) {
+                skip::seal(p, tree, id, c)?
+            }
+        }
     }
     if tree.parser_flags(id) & flags::OPEN_LAST != 0 {
         // The child finished without telling its parent (it was moved); fall back to its span.
@@ -182,6 +186,68 @@ fn close_open_last(
         tree.set_parser_flags(id, f);
     }
     Ok(())
+}
+
+/// Messages up to this size build a small folder as soon as an on-demand step meets it, rather
+/// than leave it to be skipped: a flow that looks past a sibling (`invoice.Balance` after the
+/// `Item`s) usually enters it later (`FOR sale AS invoice.Item[]`), and skipping first means
+/// scanning its bytes twice; building it also lets the step's batch go on past it, one parse
+/// call instead of several. This is the product's own rule, which parses everything up to the
+/// field referenced; larger messages keep to skipping, so that their trees stay as small as
+/// navigation needs.
+pub(crate) const BUILD_PAST_MESSAGE_BYTES: usize = 1 << 20;
+/// The content of a folder built rather than skipped ends within this many bytes.
+const BUILD_PAST_FOLDER_BYTES: usize = 4096;
+
+/// Build all of `c`, the open last child of an element being parsed on demand, when it is
+/// small (see [`BUILD_PAST_MESSAGE_BYTES`]); true when it was built. Anything else (a large
+/// folder, an error) takes back what was built and answers false, so that `c` stays open to be
+/// skipped or entered as before and errors surface where they always did.
+fn build_past(p: &XmlnscParser, tree: &mut Tree, c: NodeId) -> bool {
+    if tree.parser_flags(c) & (flags::OPEN_LAST | flags::FAILED) != 0 {
+        return false;
+    }
+    let Some(buf) = locate(tree, c) else {
+        return false;
+    };
+    let bytes = tree.buffer(buf).clone();
+    if bytes.len() > BUILD_PAST_MESSAGE_BYTES {
+        return false;
+    }
+    let Ok(index) = parser_index(tree, c) else {
+        return false;
+    };
+    let keep = tree.peek_last_child(c);
+    let mut b = Builder {
+        p,
+        tree,
+        bytes: &bytes,
+        buf,
+        index,
+        attrs: Vec::new(),
+        scope: Scope::default(),
+        scratch: Vec::new(),
+        seq: 0,
+        rescanned: false,
+    };
+    scope::from_ancestors(b.tree, c, buf, &mut b.scope);
+    let depth = depth_of(b.tree, c);
+    let start = start_of(b.tree, b.bytes, c);
+    let mut frames = vec![Frame {
+        id: c,
+        start,
+        qname: start.and_then(|s| qname_at(b.bytes, s)),
+        mark: b.scope.len(),
+    }];
+    let mut pos = b.tree.resume(c) as usize;
+    let limit = pos.saturating_add(BUILD_PAST_FOLDER_BYTES);
+    match b.all_inner(&mut frames, &mut pos, depth, limit) {
+        Ok(true) => true,
+        _ => {
+            tree.discard_parsed(c, keep);
+            false
+        }
+    }
 }
 
 /// How many simple children one on-demand step builds at most.
@@ -549,12 +615,23 @@ impl Builder<'_, '_> {
                             self.tree.set_resume(id, end as u32);
                             Ok(true)
                         }
-                        Pushed::Folder { id: c, content, .. } => {
+                        Pushed::Folder {
+                            id: c,
+                            content,
+                            mark,
+                        } => {
                             self.tree.set_pending(c, self.index, content as u32);
                             let f = self.tree.parser_flags(id) | flags::OPEN_LAST;
                             self.tree.set_parser_flags(id, f);
                             self.tree.set_resume(id, s as u32);
-                            Ok(false)
+                            // A small folder in a small message is built now, so that the
+                            // batch goes on past it (see `BUILD_PAST_MESSAGE_BYTES`); its own
+                            // namespace declarations then go out of scope for its siblings.
+                            let built = build_past(self.p, self.tree, c);
+                            if built {
+                                self.scope.truncate(mark);
+                            }
+                            Ok(built)
                         }
                     };
                 }
@@ -628,7 +705,9 @@ impl Builder<'_, '_> {
             mark: self.scope.len(),
         }];
         let mut pos = self.tree.resume(id) as usize;
-        let r = self.all_inner(&mut frames, &mut pos, depth);
+        let r = self
+            .all_inner(&mut frames, &mut pos, depth, usize::MAX)
+            .map(|_| ());
         if let Err(e) = &r {
             for f in &frames {
                 self.tree.set_pending(f.id, self.index, e.offset() as u32);
@@ -639,17 +718,22 @@ impl Builder<'_, '_> {
         r
     }
 
+    /// Build until every frame is closed (true) or parsing passes byte `limit` (false).
     fn all_inner(
         &mut self,
         frames: &mut Vec<Frame>,
         pos: &mut usize,
         depth: usize,
-    ) -> Result<(), Error> {
+        limit: usize,
+    ) -> Result<bool, Error> {
         let mut tok = Token::Eof;
         loop {
             let Some(top) = frames.last() else {
-                return Ok(());
+                return Ok(true);
             };
+            if *pos > limit {
+                return Ok(false);
+            }
             let top_id = top.id;
             let mut lx = Lexer::new(self.bytes, *pos, self.p.options.limits.max_attributes);
             lx.read_token(&mut self.attrs, &mut tok)?;

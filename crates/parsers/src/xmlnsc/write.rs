@@ -39,7 +39,7 @@ pub fn serialize_to(tree: &mut Tree, id: NodeId, out: &mut Vec<u8>) -> Result<()
 }
 
 fn is_xmlnsc(tree: &Tree, id: NodeId) -> bool {
-    tree.parser_of(id).is_some_and(|p| p.domain() == DOMAIN)
+    tree.parser_domain(id) == Some(DOMAIN)
 }
 
 fn ser_err(message: impl Into<String>) -> TreeError {
@@ -331,9 +331,29 @@ impl Writer {
         let before = out.len();
         out.push(b'>');
         let mut has_content = false;
+        let value = tree.value(id);
+        let cdata = tree.field_type(id) == ft::CDATA_FIELD;
+        if let (Value::Character(text), false) = (value, cdata) {
+            // Character data is escaped straight from where it lies.
+            let bytes = tree.bytes(text);
+            has_content = !bytes.is_empty();
+            escape_text(bytes, out);
+            let after_value = out.len();
+            return self.close(
+                tree,
+                id,
+                out,
+                depth,
+                &prefix,
+                before,
+                after_value,
+                has_content,
+                mark,
+            );
+        }
         self.scratch.clear();
-        let has_value = value_text(tree, tree.value(id), &mut self.scratch);
-        if has_value && tree.field_type(id) == ft::CDATA_FIELD {
+        let has_value = value_text(tree, value, &mut self.scratch);
+        if has_value && cdata {
             // Even an empty CDATA section is written, so the field type survives a re-parse.
             has_content = true;
             write_cdata(&self.scratch, out);
@@ -342,11 +362,37 @@ impl Writer {
             escape_text(&self.scratch, out);
         }
         let after_value = out.len();
+        self.close(
+            tree,
+            id,
+            out,
+            depth,
+            &prefix,
+            before,
+            after_value,
+            has_content,
+            mark,
+        )
+    }
+
+    /// The content children of `id` and its end tag (or `/>` when it has no content at all).
+    #[allow(clippy::too_many_arguments)]
+    fn close(
+        &mut self,
+        tree: &mut Tree,
+        id: NodeId,
+        out: &mut Vec<u8>,
+        depth: usize,
+        prefix: &[u8],
+        before: usize,
+        after_value: usize,
+        has_content: bool,
+        mark: usize,
+    ) -> Result<(), TreeError> {
         self.children(tree, id, out, depth + 1)?;
-        has_content |= out.len() > after_value;
-        if has_content {
+        if has_content || out.len() > after_value {
             out.extend_from_slice(b"</");
-            out.extend_from_slice(&prefix);
+            out.extend_from_slice(prefix);
             out.extend_from_slice(tree.name_bytes(id));
             out.push(b'>');
         } else {

@@ -20,19 +20,17 @@ impl<'a> Exec<'a> {
         repeat: Option<(bool, bool)>,
     ) -> R<Option<Loc>> {
         let (ty, ns, name) = self.clause_filter(frame, clauses)?;
-        let (ty, name) = match repeat {
+        // REPEAT NAME compares with the start's name where it lies (no copy per MOVE).
+        let (ty, name, same_name) = match repeat {
             Some((rt, rn)) => {
                 let t = self.tree(at.tree)?;
                 (
                     if rt { Some(t.field_type(at.node)) } else { ty },
-                    if rn {
-                        Some(t.name_bytes(at.node).to_vec())
-                    } else {
-                        name
-                    },
+                    if rn { None } else { name },
+                    rn.then(|| t.name(at.node)),
                 )
             }
-            None => (ty, name),
+            None => (ty, name, None),
         };
         let identity = match &clauses.identity {
             Some(step) => Some(self.sel(frame, step)?),
@@ -48,6 +46,7 @@ impl<'a> Exec<'a> {
         while let Some(id) = c {
             let ok = ty.is_none_or(|x| crate::runtime::field_types::matches(x, t.field_type(id)))
                 && name.as_ref().is_none_or(|n| t.name_is(id, n.as_slice()))
+                && same_name.is_none_or(|n| t.name_is(id, t.bytes(n)))
                 && ns.as_ref().is_none_or(|n| t.namespace_is(id, n.as_slice()))
                 && identity
                     .as_ref()
@@ -318,15 +317,15 @@ impl<'a> Exec<'a> {
             }
         }
         if let Some(e) = &c.namespace {
-            let s = convert::text(&self.scalar(frame, e)?);
+            let v = self.scalar(frame, e)?;
             let t = self.tree(at.tree)?;
-            let n = t.alloc_text(s.as_bytes());
+            let n = name_text(t, &v);
             t.set_namespace(at.node, n);
         }
         if let Some(e) = &c.name {
-            let s = convert::text(&self.scalar(frame, e)?);
+            let v = self.scalar(frame, e)?;
             let t = self.tree(at.tree)?;
-            let n = t.alloc_text(s.as_bytes());
+            let n = name_text(t, &v);
             t.set_name(at.node, n);
         }
         if let Some(e) = &c.value {
@@ -339,5 +338,14 @@ impl<'a> Exec<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// A NAME or NAMESPACE clause's value as a name in tree `t` (character data as it is, other
+/// values as CAST to CHARACTER gives them).
+fn name_text(t: &mut sluice_tree::Tree, v: &sluice_esql_scalar::Value) -> sluice_tree::Text {
+    match v {
+        sluice_esql_scalar::Value::Character(s) => super::nav::intern(t, s.as_bytes()),
+        other => super::nav::intern(t, convert::text(other).as_bytes()),
     }
 }

@@ -56,14 +56,37 @@ impl<'a> Exec<'a> {
     }
 
     fn var_value(&mut self, frame: &Frame, a: VarAddr) -> R<Value> {
-        match self.var(frame, a)? {
-            Var::Scalar(v) => Ok(v),
+        match *self.var_ref(frame, a)? {
+            Var::Scalar(ref v) => Ok(v.clone()),
             Var::Ref { tree, node, .. } => {
                 let l = self.live(tree, node)?;
                 Ok(convert::read(self.tree(l.tree)?, l.node))
             }
             Var::Row(t) => Ok(convert::read(self.tree(t)?, NodeId(0))),
         }
+    }
+
+    /// `CAST(source AS ty)` without options. A message field's text cast to a number is read
+    /// where it lies, and a FLOAT becomes CHARACTER through a stack buffer: the casts of a
+    /// transformation's every field cost no copies.
+    fn plain_cast(&mut self, frame: &mut Frame, source: &Ex, ty: scalar::DataType) -> R<Value> {
+        let v = self.eval(frame, source)?;
+        if let RtVal::F(l) = &v {
+            let t = self.tree(l.tree)?;
+            if let sluice_tree::Value::Character(text) = t.value(l.node)
+                && let Ok(s) = std::str::from_utf8(t.bytes(text))
+                && let Some(r) = scalar::cast::cast_text(s, ty)
+            {
+                return Ok(r?);
+            }
+        }
+        let v = self.scalar_of(v)?;
+        if let (Value::Float(f), scalar::DataType::Character) = (&v, ty) {
+            let mut buf = [0u8; sluice_tree::text_form::FLOAT_TEXT_BYTES];
+            let text = sluice_tree::text_form::float_text(*f, &mut buf);
+            return Ok(Value::Character(std::sync::Arc::from(text)));
+        }
+        Ok(scalar::cast_with(&v, ty, &CastOptions::default())?)
     }
 
     /// The result of the first WHEN of a CASE (expression or statement) that holds: equal to
@@ -102,11 +125,11 @@ impl<'a> Exec<'a> {
     pub fn eval(&mut self, frame: &mut Frame, e: &Ex) -> R<RtVal> {
         Ok(match e {
             Ex::Const(v) => RtVal::S(v.clone()),
-            Ex::Var(a) => match self.var(frame, *a)? {
-                Var::Scalar(v) => RtVal::S(v),
-                Var::Ref { tree, node, .. } => RtVal::F(self.live(tree, node)?),
+            Ex::Var(a) => match self.var_ref(frame, *a)? {
+                Var::Scalar(v) => RtVal::S(v.clone()),
+                &Var::Ref { tree, node, .. } => RtVal::F(self.live(tree, node)?),
                 Var::Row(t) => RtVal::F(Loc {
-                    tree: t,
+                    tree: *t,
                     node: NodeId(0),
                 }),
             },
@@ -230,6 +253,14 @@ impl<'a> Exec<'a> {
                     None => RtVal::S(Value::Null),
                 },
             },
+            Ex::Cast {
+                sources,
+                ty,
+                ccsid: None,
+                encoding: None,
+                format: None,
+                default: None,
+            } if sources.len() == 1 => RtVal::S(self.plain_cast(frame, &sources[0], *ty)?),
             Ex::Cast {
                 sources,
                 ty,
@@ -570,8 +601,8 @@ impl<'a> Exec<'a> {
                     },
                     _ => None,
                 };
-                match addr.map(|a| self.var(frame, a)).transpose()? {
-                    Some(Var::Ref { moved, .. }) => Value::Boolean(moved),
+                match addr.map(|a| self.var_ref(frame, a)).transpose()? {
+                    Some(&Var::Ref { moved, .. }) => Value::Boolean(moved),
                     _ => return Err(RtError::general("LASTMOVE needs a REFERENCE variable")),
                 }
             }

@@ -247,6 +247,15 @@ impl<'a> Exec<'a> {
         };
         let probe = 0u8;
         ex.stack_base = std::ptr::addr_of!(probe) as usize;
+        if compute {
+            // A Compute node mostly builds an output about the size of its input: growing the
+            // output arena to that size a step at a time would copy it over and over.
+            let body = input.root.peek_last_child(NodeId(0));
+            let size = body
+                .and_then(|b| input.root.source(b))
+                .map_or(0, |s| s.end - s.start);
+            ex.trees[trees::OUT_ROOT as usize].reserve((size as usize / 24).min(MAX_RESERVE));
+        }
         std::mem::swap(&mut ex.trees[trees::IN_ROOT as usize], &mut input.root);
         std::mem::swap(
             &mut ex.trees[trees::IN_LOCAL_ENV as usize],
@@ -515,6 +524,11 @@ impl<'a> Exec<'a> {
     }
 
     pub fn var(&self, frame: &Frame, a: VarAddr) -> R<Var> {
+        self.var_ref(frame, a).cloned()
+    }
+
+    /// [`Exec::var`] without the copy (a scalar's character data is reference-counted).
+    pub fn var_ref<'f>(&'f self, frame: &'f Frame, a: VarAddr) -> R<&'f Var> {
         let v = match a {
             VarAddr::Local(i) => frame.vars.get(i as usize),
             VarAddr::Global(i) => self.globals.get(i as usize),
@@ -526,7 +540,7 @@ impl<'a> Exec<'a> {
                 .and_then(|g| g.as_ref())
                 .and_then(|v| v.get(i as usize)),
         };
-        v.cloned().ok_or_else(|| {
+        v.ok_or_else(|| {
             RtError::general(
                 "a variable was used before its declaration (this is a bug, please report it)",
             )
@@ -662,6 +676,9 @@ impl<'a> Exec<'a> {
         *self.now.get_or_insert_with(scalar::clock::now_utc_micros)
     }
 }
+
+/// The most output elements reserved ahead from the input's size (4 MiB of arena).
+const MAX_RESERVE: usize = 1 << 16;
 
 /// Marks a shared tree index while the trees are outside an execution.
 const SHARED_TREE: u32 = 1 << 31;

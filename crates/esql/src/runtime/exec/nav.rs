@@ -130,7 +130,7 @@ impl<'a> Exec<'a> {
                 tree.child_named(NodeId(0), None, name, 0)?
                     .map(|n| Loc { tree: *t, node: n })
             }
-            Head::Var(a) => match self.var(frame, *a)? {
+            Head::Var(a) => match *self.var_ref(frame, *a)? {
                 Var::Ref { tree, node, .. } => {
                     if self.tree(tree)?.is_deleted(node) {
                         return Err(RtError::general(
@@ -154,6 +154,17 @@ impl<'a> Exec<'a> {
 
     /// The `n`-th (1-based) matching child of `parent`, or from the end.
     pub fn find_child(&mut self, tree: u32, parent: NodeId, s: &Sel) -> R<Option<NodeId>> {
+        Ok(self.find_child_counted(tree, parent, s)?.0)
+    }
+
+    /// [`Exec::find_child`], with how many matching children it passed: when nothing is found
+    /// for `Nth`, that is every match, which spares [`Exec::child_or_create`] a second scan.
+    fn find_child_counted(
+        &mut self,
+        tree: u32,
+        parent: NodeId,
+        s: &Sel,
+    ) -> R<(Option<NodeId>, usize)> {
         let t = self.tree(tree)?;
         match s.index {
             Idx::Nth(_) | Idx::All => {
@@ -164,12 +175,12 @@ impl<'a> Exec<'a> {
                     if matches(t, id, s) {
                         seen += 1;
                         if seen == n {
-                            return Ok(Some(id));
+                            return Ok((Some(id), seen));
                         }
                     }
                     c = t.next_sibling(id)?;
                 }
-                Ok(None)
+                Ok((None, seen))
             }
             Idx::FromLast(n) => {
                 let mut seen = 0;
@@ -178,12 +189,12 @@ impl<'a> Exec<'a> {
                     if matches(t, id, s) {
                         seen += 1;
                         if seen == n {
-                            return Ok(Some(id));
+                            return Ok((Some(id), seen));
                         }
                     }
                     c = t.prev_sibling(id);
                 }
-                Ok(None)
+                Ok((None, seen))
             }
         }
     }
@@ -250,14 +261,19 @@ impl<'a> Exec<'a> {
         }
         let s = self.sel(frame, last)?;
         if let Idx::All = s.index {
-            Ok(self
-                .find_all(at.tree, at.node, &s)?
-                .into_iter()
-                .map(|n| Loc {
-                    tree: at.tree,
-                    node: n,
-                })
-                .collect())
+            let t = self.tree(at.tree)?;
+            let mut out = Vec::new();
+            let mut c = t.first_child(at.node)?;
+            while let Some(id) = c {
+                if matches(t, id, &s) {
+                    out.push(Loc {
+                        tree: at.tree,
+                        node: id,
+                    });
+                }
+                c = t.next_sibling(id)?;
+            }
+            Ok(out)
         } else {
             Ok(self
                 .find_child(at.tree, at.node, &s)?
@@ -272,13 +288,18 @@ impl<'a> Exec<'a> {
 
     /// The field a path names, creating the missing steps (SET, CREATE FIELD).
     pub fn nav_create(&mut self, frame: &mut Frame, p: &Path) -> R<Loc> {
-        let Some(mut at) = self.head(frame, &p.head)? else {
+        self.nav_create_steps(frame, &p.head, &p.steps)
+    }
+
+    /// [`Exec::nav_create`] for the first `steps` of a path.
+    pub fn nav_create_steps(&mut self, frame: &mut Frame, head: &Head, steps: &[Step]) -> R<Loc> {
+        let Some(mut at) = self.head(frame, head)? else {
             return Err(RtError::general(
                 "the start of the field reference does not exist",
             ));
         };
         self.check_writable(at.tree)?;
-        for step in &p.steps {
+        for step in steps {
             let s = self.sel(frame, step)?;
             at.node = self.child_or_create(at.tree, at.node, &s)?;
         }
@@ -287,7 +308,8 @@ impl<'a> Exec<'a> {
 
     /// The matching child, created (with as many instances as the index asks for) when missing.
     pub fn child_or_create(&mut self, tree: u32, parent: NodeId, s: &Sel) -> R<NodeId> {
-        if let Some(n) = self.find_child(tree, parent, s)? {
+        let (found, seen) = self.find_child_counted(tree, parent, s)?;
+        if let Some(n) = found {
             return Ok(n);
         }
         // `(XMLNSC.XmlDeclaration)*` creates a nameless field of that type; a bare `*` names
@@ -306,7 +328,7 @@ impl<'a> Exec<'a> {
             _ => 1,
         };
         let have = match s.index {
-            Idx::Nth(_) => self.find_all(tree, parent, s)?.len(),
+            Idx::Nth(_) => seen,
             _ => 0,
         };
         if wanted > have + MAX_GAP {
@@ -340,11 +362,7 @@ impl<'a> Exec<'a> {
 /// How many missing instances `SET x[n]` creates at most before instance `n`.
 const MAX_GAP: usize = 10_000;
 
-/// A name for a new element: static for common names would need a table; the heap is cheap.
+/// A name for a new element, shared with the element named so before when there was one.
 pub(crate) fn intern(t: &mut Tree, bytes: &[u8]) -> Text {
-    if bytes.is_empty() {
-        Text::EMPTY
-    } else {
-        t.alloc_text(bytes)
-    }
+    t.intern_name(bytes)
 }

@@ -8,7 +8,7 @@ use super::{Exec, Flow, Frame, Loc, R, RtError, RtVal, Var};
 use crate::runtime::convert;
 use crate::runtime::ir::{Ex, HandlerIr, SetTarget, Sk, St, VarKind, trees};
 
-use crate::runtime::exec::nav::Sel;
+use crate::runtime::exec::nav::{Idx, Sel};
 use crate::syntax::ast::{FieldPart, HandlerKind, LogKind, Relation};
 
 pub(super) fn position(r: Relation) -> Position {
@@ -67,7 +67,11 @@ impl<'a> Exec<'a> {
             Sk::Nothing => {}
             Sk::Declare { slots, kind, init } => {
                 for a in slots {
-                    let old = self.var(frame, *a).ok();
+                    // Only a ROW variable reuses what it held (its tree slot).
+                    let old = match kind {
+                        VarKind::Row => self.var(frame, *a).ok(),
+                        _ => None,
+                    };
                     let v = self.init_var(frame, kind, init.as_ref(), old.as_ref())?;
                     *self.var_mut(frame, *a)? = v;
                 }
@@ -423,6 +427,36 @@ impl<'a> Exec<'a> {
                         self.copy_to(parent, *src, Position::LastChild)?;
                         return Ok(());
                     }
+                }
+                // A field copied to a field that does not exist yet (`SET out.Desc =
+                // in.Description`): the copy goes straight into place, named as the target,
+                // instead of an empty field being made, replaced by the copy and deleted.
+                if let (Some((last, init)), RtVal::F(src)) = (p.steps.split_last(), &v) {
+                    let parent = self.nav_create_steps(frame, &p.head, init)?;
+                    let sel = self.sel(frame, last)?;
+                    let at = if parent.tree != src.tree
+                        && parent.node != NodeId(0)
+                        && matches!(sel.index, Idx::Nth(1))
+                        && sel.name.is_some()
+                    {
+                        match self.find_child(parent.tree, parent.node, &sel)? {
+                            Some(at) => at,
+                            None => {
+                                self.copy_as_child(parent, *src, &sel)?;
+                                return Ok(());
+                            }
+                        }
+                    } else {
+                        self.child_or_create(parent.tree, parent.node, &sel)?
+                    };
+                    self.assign(
+                        Loc {
+                            tree: parent.tree,
+                            node: at,
+                        },
+                        v,
+                    )?;
+                    return Ok(());
                 }
                 let at = self.nav_create(frame, p)?;
                 self.assign(at, v)?;

@@ -1,8 +1,9 @@
 //! Changing trees: assignment (SET), subtree copies, and values crossing into the tree.
 
 use sluice_esql_scalar::Value;
-use sluice_tree::{NodeId, Position, Tree, field_type};
+use sluice_tree::{NodeId, Position, Tree, field_type, same_bytes};
 
+use super::nav::{Sel, intern};
 use super::{Exec, Loc, R, RtError, RtVal};
 use crate::runtime::convert;
 
@@ -117,6 +118,34 @@ impl<'a> Exec<'a> {
         d.delete(dst.node)?;
         Ok(Loc {
             tree: dst.tree,
+            node: copy,
+        })
+    }
+
+    /// Copy `src` as the new last child of `parent`, named (and namespaced) as step `s` names
+    /// it: what `copy_onto` makes of a target that did not exist, without the empty field.
+    pub fn copy_as_child(&mut self, parent: Loc, src: Loc, s: &Sel) -> R<Loc> {
+        self.check_writable(parent.tree)?;
+        let [d, st] = self
+            .trees
+            .get_disjoint_mut([parent.tree as usize, src.tree as usize])
+            .map_err(|_| {
+                RtError::general("a reference points into a tree that no longer exists")
+            })?;
+        let copy = d.copy_detached(st, src.node);
+        let name = s.name.as_deref().unwrap_or_default();
+        if !same_bytes(d.name_bytes(copy), name) {
+            let n = intern(d, name);
+            d.set_name(copy, n);
+        }
+        let ns = s.ns.as_deref().unwrap_or_default();
+        if !d.namespace_is(copy, ns) {
+            let n = intern(d, ns);
+            d.set_namespace(copy, n);
+        }
+        d.attach(copy, parent.node, Position::LastChild)?;
+        Ok(Loc {
+            tree: parent.tree,
             node: copy,
         })
     }
