@@ -2,7 +2,7 @@
 //! 2 KB non-persistent put+get, persistent 2 KB puts with N threads (group commit), and
 //! request/reply round trips over the client protocol.
 //!
-//! `cargo run -p sluice-qm --release --example qm_bench -- [SECONDS] [DATA_DIR] [np|persistent|rr]`
+//! `cargo run -p sluice-qm --release --example qm_bench -- [SECONDS] [DATA_DIR] [np|persistent|rr|rrp]`
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -41,6 +41,26 @@ fn thread_cpu_secs() -> f64 {
     let f: Vec<&str> = after.split_whitespace().collect();
     let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     (t(11) + t(12)) / 100.0
+}
+
+/// User+system CPU seconds so far of this process's threads named `name` (those alive).
+fn named_threads_cpu_secs(name: &str) -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    let mut total = 0.0;
+    for t in tasks.flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != name {
+            continue;
+        }
+        let s = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        let after = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let v = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        total += (v(11) + v(12)) / 100.0;
+    }
+    total
 }
 
 /// CPU used by the request/reply bench's client threads (requesters and responders), in
@@ -194,7 +214,11 @@ fn main() {
     .expect("define");
     let server = Server::bind("127.0.0.1:0", rqm.clone(), AuthConfig::anonymous()).expect("bind");
     let addr = server.local_addr().to_string();
-    for persistent in [false, true].into_iter().filter(|_| run("rr")) {
+    // `rrp`: only the persistent request/reply figures (for profiling them).
+    for persistent in [false, true]
+        .into_iter()
+        .filter(|&p| run("rr") || (p && part == "rrp"))
+    {
         for requesters in [1usize, 8, 64] {
             let stop = Arc::new(AtomicBool::new(false));
             let responders: Vec<_> = (0..requesters.min(4))
@@ -227,6 +251,16 @@ fn main() {
                 })
                 .collect();
             let (a, b) = (addr.clone(), body.clone());
+            // The disk's own rate next to every persistent figure (the machine is shared, so
+            // it swings from minute to minute): appending, and overwriting allocated blocks.
+            let disk = persistent.then(|| {
+                (
+                    fdatasync_rate(&base, 0.7, false),
+                    fdatasync_rate(&base, 0.7, true),
+                )
+            });
+            let log0 = rqm.log_stats().unwrap_or_default();
+            let writer0 = named_threads_cpu_secs("qm-log-writer");
             CLIENT_CPU_US.store(0, Ordering::Relaxed);
             let cpu_start = cpu_secs();
             let sw_start = voluntary_switches();
@@ -258,6 +292,8 @@ fn main() {
             let switches = (voluntary_switches() - sw_start) as f64 / n.max(1) as f64;
             let broker = (total_us - CLIENT_CPU_US.load(Ordering::Relaxed) as f64).max(0.0)
                 / n.max(1) as f64;
+            let log1 = rqm.log_stats().unwrap_or_default();
+            let writer_us = (named_threads_cpu_secs("qm-log-writer") - writer0) * 1e6;
             println!(
                 "client protocol request/reply 2 KB {}, {requesters:>2} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip in all, {broker:.1} us of it the server's; {switches:.1} thread sleeps per round trip)",
                 if persistent {
@@ -266,6 +302,21 @@ fn main() {
                     "non-persistent"
                 }
             );
+            if let Some((append, overwrite)) = disk {
+                let syncs = (log1.syncs - log0.syncs).max(1) as f64;
+                let records = (log1.records - log0.records) as f64;
+                let el = (n as f64 / rate.max(1e-9)).max(1e-9);
+                let per_sync = n as f64 / syncs;
+                println!(
+                    "    log: {:.0} fdatasync/s, {:.2} records and {per_sync:.2} round trips per sync, {:.2} records per round trip, log writer thread {:.1} us CPU per round trip; disk beside it: {append:.0} fdatasync/s appending, {overwrite:.0} overwriting; ceiling at this batch size = disk rate x round trips per sync = {:.0}-{:.0} round trips/s",
+                    syncs / el,
+                    records / syncs,
+                    records / n.max(1) as f64,
+                    writer_us / n.max(1) as f64,
+                    append * per_sync,
+                    overwrite * per_sync,
+                );
+            }
         }
     }
     drop(server);

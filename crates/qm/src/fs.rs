@@ -126,10 +126,10 @@ pub struct Faults {
     /// Record syncs (for [`FaultFs::power_cut`]) without asking the disk: for tests that
     /// simulate power cuts and do not need real durability, so they run at memory speed.
     pub simulated_syncs: bool,
-    /// Per file: highest offset known durable (written then synced).
-    synced: HashMap<PathBuf, u64>,
-    /// Per file: highest offset written.
-    written: HashMap<PathBuf, u64>,
+    /// Per file: the range written since its last successful sync (what a power cut may
+    /// lose). A range, not a high-water mark: the log zero-fills ahead of its end, so new
+    /// records are often written below offsets already synced.
+    dirty: HashMap<PathBuf, (u64, u64)>,
 }
 
 /// A [`Filesystem`] over the real one that can fail writes and syncs on demand, and can
@@ -150,14 +150,12 @@ impl FaultFs {
     }
     /// Simulate a power cut: every file written through this filesystem loses what was
     /// written after its last successful sync, except the first `keep(unsynced)` bytes of it
-    /// (a torn write). Call after the queue manager using it is dropped.
+    /// (a torn write); the file ends there. Call after the queue manager using it is dropped.
     pub fn power_cut(&self, keep: impl Fn(u64) -> u64) -> io::Result<()> {
         let mut f = self.faults.lock();
-        let written = std::mem::take(&mut f.written);
-        for (path, w) in written {
-            let s = f.synced.get(&path).copied().unwrap_or(0);
-            if w > s && path.exists() {
-                let cut = s + keep(w - s).min(w - s);
+        for (path, (from, to)) in std::mem::take(&mut f.dirty) {
+            if to > from && path.exists() {
+                let cut = from + keep(to - from).min(to - from);
                 let file = OpenOptions::new().write(true).open(&path)?;
                 let len = file.metadata()?.len();
                 if cut < len {
@@ -165,7 +163,6 @@ impl FaultFs {
                 }
             }
         }
-        f.synced.clear();
         Ok(())
     }
 }
@@ -189,10 +186,11 @@ impl LogFile for FaultFile {
             }
             *left -= n;
         }
+        let start = self.pos;
         self.inner.write_all(&buf[..n as usize])?;
         self.pos += n;
-        let w = f.written.entry(self.path.clone()).or_insert(0);
-        *w = (*w).max(self.pos);
+        let d = f.dirty.entry(self.path.clone()).or_insert((start, start));
+        *d = (d.0.min(start), d.1.max(self.pos));
         if full {
             return Err(io::Error::from_raw_os_error(28)); // ENOSPC
         }
@@ -214,8 +212,7 @@ impl LogFile for FaultFile {
         if !f.simulated_syncs {
             self.inner.sync_data()?;
         }
-        let w = f.written.get(&self.path).copied().unwrap_or(0);
-        f.synced.insert(self.path.clone(), w);
+        f.dirty.remove(&self.path);
         Ok(())
     }
 }
@@ -245,18 +242,13 @@ impl Filesystem for FaultFs {
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut f = self.faults.lock();
-        if let Some(w) = f.written.remove(from) {
-            f.written.insert(to.to_path_buf(), w);
-        }
-        if let Some(s) = f.synced.remove(from) {
-            f.synced.insert(to.to_path_buf(), s);
+        if let Some(d) = f.dirty.remove(from) {
+            f.dirty.insert(to.to_path_buf(), d);
         }
         StdFs.rename(from, to)
     }
     fn remove(&self, p: &Path) -> io::Result<()> {
-        let mut f = self.faults.lock();
-        f.written.remove(p);
-        f.synced.remove(p);
+        self.faults.lock().dirty.remove(p);
         StdFs.remove(p)
     }
     fn sync_dir(&self, p: &Path) -> io::Result<()> {

@@ -20,6 +20,16 @@ pub(crate) struct Staged {
 }
 
 impl Staged {
+    /// The staged message handed to a getter directly instead of being put on its queue
+    /// (its place given back), with its remaining expiry as a get reports it.
+    pub fn into_delivered(self) -> Message {
+        self.queue.unreserve();
+        let expiry = remaining_expiry(&self.slot);
+        let mut msg = self.slot.msg;
+        msg.md.expiry = expiry;
+        msg
+    }
+
     pub fn log_op(&self) -> Op {
         Op::Put {
             seq: self.key.1,
@@ -39,14 +49,46 @@ pub(crate) struct Taken {
 }
 
 impl Taken {
-    /// True when finishing waits for the log.
-    pub fn persistent(&self) -> bool {
-        self.slot.persistent
+    /// The log operation that makes the removal durable (`None`: nothing to log).
+    pub fn log_op(&self, qm: &QueueManager) -> Option<Op> {
+        (self.slot.persistent && qm.wal.is_some()).then_some(Op::Remove { seq: self.key.1 })
     }
 
-    /// Log the removal and hand out the message (put back on the queue if logging fails).
-    pub fn finish(self, qm: &QueueManager) -> Result<Message> {
-        qm.finish_get(&self.queue, self.key, self.slot)
+    /// Hand out the message once its removal is logged (or needs no logging).
+    pub fn into_message(self) -> Message {
+        let expiry = remaining_expiry(&self.slot);
+        let mut msg = self.slot.msg;
+        msg.md.expiry = expiry;
+        msg
+    }
+
+    /// Put the message back where it was (its removal was not logged).
+    pub fn restore(self) {
+        self.queue.restore(self.key, self.slot);
+    }
+
+    /// Log the removal without waiting for the disk: `then` gets the message (or the log's
+    /// error, the message then back on its queue) on the log writer thread once the removal
+    /// is synced, or at once on this thread when there is nothing to log. `then` must not
+    /// block (see [`crate::wal::Wal::commit_then`]).
+    pub fn finish_then(
+        self,
+        qm: &QueueManager,
+        then: impl FnOnce(Result<Message>) + Send + 'static,
+    ) {
+        match (self.log_op(qm), &qm.wal) {
+            (Some(op), Some(w)) => w.commit_then(
+                vec![op],
+                Box::new(move |r| match r {
+                    Ok(()) => then(Ok(self.into_message())),
+                    Err(e) => {
+                        self.restore();
+                        then(Err(e))
+                    }
+                }),
+            ),
+            _ => then(Ok(self.into_message())),
+        }
     }
 }
 
@@ -244,7 +286,26 @@ impl QueueManager {
         }))
     }
 
-    /// Take a waiter left by [`QueueManager::get_or_hook`] off its queue; false when it is
+    /// A get outside syncpoint that neither waits nor logs: the next matching message taken
+    /// off the queue ([`Taken`], its removal not yet logged), or `None`.
+    pub(crate) fn take_now(&self, queue: &str, opts: &GetOptions) -> Result<Option<Taken>> {
+        let q = self.resolve(queue, false)?;
+        let mut st = q.state.lock();
+        self.check_open()?;
+        let mut expired = Vec::new();
+        let r = st.take(opts, &mut expired);
+        drop(st);
+        if !expired.is_empty() {
+            self.drop_expired(expired);
+        }
+        Ok(r?.map(|(key, slot)| Taken {
+            queue: q,
+            key,
+            slot,
+        }))
+    }
+
+    /// Take a waiter left by [`QueueManager::take_or_hook`] off its queue; false when it is
     /// not there (woken, or the queue is gone).
     pub(crate) fn unhook(&self, queue: &str, opts: &GetOptions, id: u64) -> bool {
         self.resolve(queue, false)

@@ -60,6 +60,10 @@ pub(crate) struct QueueState {
 pub(crate) trait Waiter: Send + Sync {
     /// A message this waiter may match arrived (or the queue changed): try again.
     fn wake(self: Arc<Self>);
+
+    /// A put handed this waiter its message directly (see [`Queue::claim_waiter`]): answer
+    /// with it.
+    fn deliver(self: Arc<Self>, msg: Message);
 }
 
 /// A registered waiter and its id (to take it off again when it times out).
@@ -210,6 +214,29 @@ impl Queue {
             st.plain_hooks.pop_front()
         };
         fire(fired.into_iter().collect());
+    }
+
+    /// Take off the queue a hooked waiter that a message with CorrelId `correl` satisfies
+    /// (a get by that CorrelId, else a get without match options), for a put to give the
+    /// message to directly, without making it visible: the put then logs the message's
+    /// removal in its own record. A waiter is hooked only while no message it matches is
+    /// on the queue (each arrival fires the hooks it may satisfy), so it is the one that
+    /// would have got this message.
+    pub fn claim_waiter(&self, correl: &MsgId) -> Option<Hook> {
+        let mut st = self.state.lock();
+        if st.deleted || st.def.get_inhibited {
+            return None;
+        }
+        if let Some(hs) = st.correl_hooks.get_mut(correl) {
+            let h = (!hs.is_empty()).then(|| hs.remove(0));
+            if hs.is_empty() {
+                st.correl_hooks.remove(correl);
+            }
+            if h.is_some() {
+                return h;
+            }
+        }
+        st.plain_hooks.pop_front()
     }
 
     /// Take the waiter `id` off the queue; false when it is not there (already woken).

@@ -1,11 +1,13 @@
 //! The client protocol: length-prefixed binary frames over TCP (see `PROTOCOL.md`).
 //!
 //! [`Server`] serves a [`crate::QueueManager`] with one thread per connection reading its
-//! requests; a get outside syncpoint that has to wait does not keep that thread (see
-//! `waiter`): it is answered by the thread whose put satisfies it. [`Client`] is the
-//! synchronous client.
+//! requests; over plain TCP that thread waits neither for a message nor for the disk: a get
+//! outside syncpoint that has to wait is answered by the thread whose put satisfies it (see
+//! `waiter`), and persistent work outside syncpoint is answered by the log writer once it
+//! is synced (see `handoff`). [`Client`] is the synchronous client.
 
 mod client;
+mod handoff;
 mod server;
 #[cfg(feature = "tls")]
 pub mod tls;
@@ -230,6 +232,30 @@ pub(crate) fn write_frame(
     w.write_all(&h)?;
     w.write_all(head)?;
     w.write_all(tail)
+}
+
+/// Append one frame whose last `tail_len` payload bytes are not in `head`: the caller sends
+/// them right after `buf` (so a large message body is never copied).
+pub(crate) fn push_frame(buf: &mut Vec<u8>, id: u32, code: u8, head: &[u8], tail_len: usize) {
+    let len = (4 + 1 + head.len() + tail_len) as u32;
+    buf.extend_from_slice(&len.to_le_bytes());
+    buf.extend_from_slice(&id.to_le_bytes());
+    buf.push(code);
+    buf.extend_from_slice(head);
+}
+
+/// Encode a GET answer carrying `m` (head to `out`, the body returned to go after it).
+pub(crate) fn encode_found(
+    m: crate::model::Message,
+    cursor: Option<(u8, u64)>,
+    out: &mut Vec<u8>,
+) -> Bytes {
+    out.push(1);
+    let (p, s) = cursor.unwrap_or((0, 0));
+    out.push(p);
+    out.extend_from_slice(&s.to_le_bytes());
+    codec::encode_head(&m, out);
+    m.body
 }
 
 /// Encode an error response payload.

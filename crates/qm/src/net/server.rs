@@ -1,8 +1,9 @@
 //! Client-protocol server: one thread per connection reads and runs its requests over the
 //! queue manager API; over plain TCP a get outside syncpoint that must wait is handed to a
-//! [`GetWait`] hooked on the queue, so the thread goes back to its socket.
+//! [`GetWait`] hooked on the queue, and a persistent put or get outside syncpoint to the log
+//! writer (`handoff`), so the thread goes back to its socket instead of waiting.
 
-use std::io::{self, BufReader};
+use std::io::{self, BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,8 +20,10 @@ use crate::codec::{self, DecodeError, Reader};
 use crate::error::{QmError, Result};
 use crate::manager::QueueManager;
 use crate::model::{BrowseCursor, GetOptions, PutOptions, QueueDef};
+use crate::ops::{Staged, Taken};
 use crate::uow::UnitOfWork;
 
+use super::handoff::{self, GetPart, PipelinedGet};
 use super::waiter::{GetWait, Shared};
 
 /// A running server; dropping it (or [`Server::stop`]) stops accepting.
@@ -177,6 +180,61 @@ fn accept_loop(
     }
 }
 
+/// A request whose answer another thread writes; this thread goes back to its socket.
+enum HandOff {
+    /// A get outside syncpoint that found nothing waits on its queue: queue, options
+    /// (without the wait) and how long.
+    Wait(String, GetOptions, Duration),
+    /// A get outside syncpoint took a persistent message: its removal is logged.
+    Get(Taken),
+    /// A persistent put outside syncpoint, checked and staged: its record is logged.
+    Put(Staged),
+}
+
+/// A decoded GET request.
+struct GetRequest {
+    queue: String,
+    flags: u8,
+    /// Match options and wait (`None`: no wait).
+    opts: GetOptions,
+    cursor: Option<(u8, u64)>,
+}
+
+impl GetRequest {
+    fn decode(r: &mut Reader) -> Result<GetRequest> {
+        let queue = r.str16().map_err(bad)?;
+        let flags = r.u8().map_err(bad)?;
+        let wait_ms = r.u32().map_err(bad)?;
+        let mask = r.u8().map_err(bad)?;
+        let mut o = GetOptions::new();
+        if mask & 1 != 0 {
+            o.msg_id = Some(r.id().map_err(bad)?);
+        }
+        if mask & 2 != 0 {
+            o.correl_id = Some(r.id().map_err(bad)?);
+        }
+        if mask & 4 != 0 {
+            o.group_id = Some(r.id().map_err(bad)?);
+        }
+        let cursor = if r.u8().map_err(bad)? != 0 {
+            Some((r.u8().map_err(bad)?, r.u64().map_err(bad)?))
+        } else {
+            None
+        };
+        o.wait = match wait_ms {
+            0 => None,
+            WAIT_UNLIMITED => Some(Duration::from_secs(365 * 86_400)),
+            ms => Some(Duration::from_millis(u64::from(ms))),
+        };
+        Ok(GetRequest {
+            queue,
+            flags,
+            opts: o,
+            cursor,
+        })
+    }
+}
+
 /// One client connection's state (MQ's hconn): its unit of work and dynamic queues.
 struct Conn {
     qm: Arc<QueueManager>,
@@ -187,13 +245,13 @@ struct Conn {
     last_failed: bool,
     /// A handle on the raw socket to notice a client leaving during a long wait.
     probe: Option<TcpStream>,
-    /// Write side shared with gets waiting without this thread (plain TCP only).
+    /// Write side shared with the threads that write answers for this one (plain TCP only).
     shared: Option<Arc<Shared>>,
-    /// A get of this connection waiting on a queue; its answer is written by another thread.
-    waiting: Option<Arc<GetWait>>,
-    /// Set by a get that found nothing and may wait without this thread: queue, options
-    /// (without the wait) and how long.
-    park: Option<(String, GetOptions, Duration)>,
+    /// The answer to the last request is written by another thread (a waiting get's, or
+    /// the log writer's): the next request waits until it is out.
+    handed_off: bool,
+    /// Set by a request whose answer another thread will write (see [`HandOff`]).
+    handoff: Option<HandOff>,
     /// Longest a get may wait (`None` = as asked); set only when serving bytes from memory,
     /// where no other client can ever satisfy the wait.
     max_wait: Option<Duration>,
@@ -226,8 +284,8 @@ impl Conn {
             last_failed: false,
             probe: None,
             shared: None,
-            waiting: None,
-            park: None,
+            handed_off: false,
+            handoff: None,
             max_wait: None,
         }
     }
@@ -245,10 +303,18 @@ impl Conn {
                 64 * 1024
             };
             let Some((id, code, payload)) = super::read_frame_limited(&mut r, limit)? else {
+                // The client stopped sending: a get still waiting for it is dropped (a
+                // message must not go to a socket nobody reads), but the answer to work
+                // already done (a put being logged) is still written.
+                if let (true, Some(sh)) = (self.handed_off, &self.shared) {
+                    sh.close();
+                    self.settle();
+                }
                 return Ok(());
             };
-            // A request sent while a get still waits is answered after it, in order.
-            if self.waiting.is_some() {
+            // A request sent while an earlier one is still owed its answer is answered
+            // after it, in order.
+            if self.handed_off {
                 match self.settle() {
                     Some(failed) => self.last_failed = failed,
                     None => return Ok(()),
@@ -272,13 +338,23 @@ impl Conn {
                 self.handle(code, payload, &mut head)
             };
             self.last_failed = result.is_err();
-            if let (Some((queue, opts, wait)), Some(sh)) = (self.park.take(), &self.shared) {
-                // The get's answer is written by whichever thread satisfies it (or by the
-                // timer), together with the answers owed before it (a pipelined put's), so
-                // the client gets both in one read as when this thread waited.
+            if let (Some(h), Some(sh)) = (self.handoff.take(), self.shared.clone()) {
+                // The answer is written by the thread that completes the request, together
+                // with the answers owed before it (a pipelined put's), so the client gets
+                // them in one read as when this thread waited.
                 let owed = out.take();
-                let sh = sh.clone();
-                self.waiting = Some(GetWait::start(&self.qm, &sh, owed, id, queue, opts, wait));
+                self.handed_off = true;
+                let qm = self.qm.clone();
+                match h {
+                    HandOff::Wait(queue, opts, wait) => {
+                        GetWait::start(&qm, &sh, owed, id, queue, opts, wait)
+                    }
+                    HandOff::Get(t) => handoff::get_then(&qm, &sh, owed, id, t),
+                    HandOff::Put(staged) => {
+                        let get = self.pipelined_get(&mut r, &staged);
+                        handoff::put_then(&qm, &sh, owed, id, staged, get)
+                    }
+                }
                 continue;
             }
             match result {
@@ -366,6 +442,17 @@ impl Conn {
                     self.uow
                         .get_or_insert_with(|| qm.begin())
                         .put(&queue, msg, &opts)?
+                } else if self.shared.is_some() && qm.wal.is_some() {
+                    // Over plain TCP a persistent put's record is handed to the log writer,
+                    // which answers once it is synced.
+                    let s = qm.stage_put(&queue, msg, &opts)?;
+                    if s.slot.persistent {
+                        self.handoff = Some(HandOff::Put(s));
+                        return Ok(Bytes::new());
+                    }
+                    let id = s.slot.msg.md.msg_id;
+                    s.queue.insert_reserved(s.key, s.slot);
+                    id
                 } else {
                     qm.put(&queue, msg, &opts)?
                 };
@@ -407,45 +494,35 @@ impl Conn {
     }
 
     fn get(&mut self, r: &mut Reader, out: &mut Vec<u8>) -> Result<Bytes> {
-        let queue = r.str16().map_err(bad)?;
-        let flags = r.u8().map_err(bad)?;
-        let wait_ms = r.u32().map_err(bad)?;
-        let mask = r.u8().map_err(bad)?;
-        let mut o = GetOptions::new();
-        if mask & 1 != 0 {
-            o.msg_id = Some(r.id().map_err(bad)?);
-        }
-        if mask & 2 != 0 {
-            o.correl_id = Some(r.id().map_err(bad)?);
-        }
-        if mask & 4 != 0 {
-            o.group_id = Some(r.id().map_err(bad)?);
-        }
-        let cursor = if r.u8().map_err(bad)? != 0 {
-            Some((r.u8().map_err(bad)?, r.u64().map_err(bad)?))
-        } else {
-            None
-        };
-        o.wait = match wait_ms {
-            0 => None,
-            WAIT_UNLIMITED => Some(Duration::from_secs(365 * 86_400)),
-            ms => Some(Duration::from_millis(u64::from(ms))),
-        };
+        let GetRequest {
+            queue,
+            flags,
+            opts: mut o,
+            cursor,
+        } = GetRequest::decode(r)?;
         if let (Some(w), Some(cap)) = (o.wait, self.max_wait) {
             o.wait = Some(w.min(cap));
         }
         let qm = self.qm.clone();
-        // Over plain TCP a get outside syncpoint that must wait does not keep this thread.
-        if let Some(wait) = o.wait
-            && flags & (F_BROWSE | F_SYNCPOINT) == 0
-            && self.shared.is_some()
-        {
-            o.wait = None;
-            let Some(m) = qm.get(&queue, &o)? else {
-                self.park = Some((queue, o, wait));
-                return Ok(Bytes::new());
+        // Over plain TCP a get outside syncpoint neither waits for a message nor for the
+        // log on this thread.
+        if flags & (F_BROWSE | F_SYNCPOINT) == 0 && self.shared.is_some() {
+            let wait = o.wait.take();
+            return match (qm.take_now(&queue, &o)?, wait) {
+                (Some(t), _) if t.log_op(&qm).is_some() => {
+                    self.handoff = Some(HandOff::Get(t));
+                    Ok(Bytes::new())
+                }
+                (Some(t), _) => Ok(super::encode_found(t.into_message(), None, out)),
+                (None, Some(wait)) => {
+                    self.handoff = Some(HandOff::Wait(queue, o, wait));
+                    Ok(Bytes::new())
+                }
+                (None, None) => {
+                    out.push(0);
+                    Ok(Bytes::new())
+                }
             };
-            return Ok(reply_message(m, None, out));
         }
         let total = o.wait;
         let start = Instant::now();
@@ -480,22 +557,55 @@ impl Conn {
                 out.push(0);
                 Ok(Bytes::new())
             }
-            Some(m) => Ok(reply_message(m, cur, out)),
+            Some(m) => Ok(super::encode_found(m, cur, out)),
         }
     }
 }
 
-/// Encode a GET answer carrying `m` (head to `out`, the body returned to go after it).
-fn reply_message(m: crate::model::Message, cursor: Option<(u8, u64)>, out: &mut Vec<u8>) -> Bytes {
-    out.push(1);
-    let (p, s) = cursor.unwrap_or((0, 0));
-    out.push(p);
-    out.extend_from_slice(&s.to_le_bytes());
-    codec::encode_head(&m, out);
-    m.body
-}
-
 impl Conn {
+    /// A get outside syncpoint with `F_AFTER_OK`, from another queue than `put`'s, already
+    /// read into the buffer right behind the persistent put `put`: taken off the buffer and
+    /// run now, so that its removal joins the put's log record (see `handoff`). `None`
+    /// leaves the buffer as it is; the request is then read and run after the put's answer.
+    fn pipelined_get(
+        &mut self,
+        r: &mut BufReader<BoxStream>,
+        put: &Staged,
+    ) -> Option<PipelinedGet> {
+        let buf = r.buffer();
+        let len = u32::from_le_bytes(buf.get(..4)?.try_into().ok()?) as usize;
+        let frame = buf.get(4..4 + len)?;
+        if len < 5 || frame[4] != op::GET {
+            return None;
+        }
+        let id = u32::from_le_bytes(frame[..4].try_into().ok()?);
+        let mut rd = Reader::new(Bytes::copy_from_slice(&frame[5..]));
+        let GetRequest {
+            queue, flags, opts, ..
+        } = GetRequest::decode(&mut rd).ok()?;
+        if flags & F_AFTER_OK == 0 || flags & (F_BROWSE | F_SYNCPOINT) != 0 {
+            return None;
+        }
+        let q = self.qm.resolve(&queue, false).ok()?;
+        if Arc::ptr_eq(&q, &put.queue) {
+            return None;
+        }
+        r.consume(4 + len);
+        let mut o = opts;
+        let wait = o.wait.take();
+        let part = match (self.qm.take_now(&queue, &o), wait) {
+            (Ok(Some(t)), _) => GetPart::Taken(Box::new(t)),
+            (Ok(None), Some(wait)) => GetPart::Wait {
+                queue,
+                opts: o,
+                wait,
+            },
+            (Ok(None), None) => GetPart::NoMessage,
+            (Err(e), _) => GetPart::Failed(e),
+        };
+        Some(PipelinedGet { frame: id, part })
+    }
+
     /// True when the peer has closed its end (a zero-byte peek without blocking).
     fn peer_closed(&self) -> bool {
         use std::os::fd::AsRawFd;
@@ -521,12 +631,13 @@ impl Conn {
     /// Wait for the waiting get's answer to be out; `None` when the peer left first (the
     /// wait is then dropped).
     fn settle(&mut self) -> Option<bool> {
-        let (Some(w), Some(sh)) = (self.waiting.take(), self.shared.clone()) else {
+        let Some(sh) = self.shared.clone().filter(|_| self.handed_off) else {
             return Some(self.last_failed);
         };
+        self.handed_off = false;
         let r = sh.settle(WAIT_SLICE, || self.peer_closed());
         if r.is_none() {
-            w.cancel();
+            sh.close();
         }
         r
     }
@@ -583,12 +694,10 @@ pub fn serve_bytes(
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        if let Some(w) = self.waiting.take() {
-            // A thread answering the wait right now must not block on a peer that left.
-            if let Some(sh) = &self.shared {
-                sh.shutdown();
-            }
-            w.cancel();
+        if let (true, Some(sh)) = (self.handed_off, &self.shared) {
+            // A thread answering right now must not block on a peer that left.
+            sh.shutdown();
+            sh.close();
         }
         // A connection that ends backs out its unit of work and deletes its temporary
         // dynamic queues, as MQ does at disconnect.

@@ -1,32 +1,35 @@
-//! Gets that wait without a thread. A connection whose get finds nothing leaves a
-//! [`GetWait`] hooked on the queue and goes back to reading its socket; the thread whose put
-//! makes a matching message available runs the get and writes the answer to the waiting
-//! connection's socket itself. A request/reply round trip then wakes no thread besides the
-//! ones reading sockets, instead of also waking one parked per waiting get. A persistent
-//! message is the exception: its removal must be synced before the answer, and that is left
-//! to a delivery thread so the putter does not wait for a second sync. One timer thread per
-//! process answers the waits that run out.
+//! Answers written by other threads than the connection's. A connection whose get finds
+//! nothing leaves a [`GetWait`] hooked on the queue and goes back to reading its socket; the
+//! thread whose put makes a matching message available runs the get and writes the answer
+//! to the waiting connection's socket itself. Work that must wait for the log (a persistent
+//! put outside syncpoint, the removal of a persistent message got outside syncpoint) is
+//! handed to the log writer with the answer to write once it is synced (see `handoff`). A
+//! request/reply round trip then wakes no thread besides the ones reading sockets and the
+//! log writer, instead of also waking one parked per waiting get and per committer. One
+//! timer thread per process answers the waits that run out.
 //!
-//! The answer is a blocking write from the thread that completes the wait; a client that
-//! stops reading while its get waits can hold that thread until its socket buffer drains
-//! (as a thread-per-connection server's own write would).
+//! Answers are written without blocking ([`Shared::send`]): whatever the socket does not
+//! take at once is finished by a delivery thread, so a client that stops reading holds up
+//! only that thread, never the log writer or another client's put.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::io::{self, Write};
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use parking_lot::{Condvar, Mutex};
 
-use super::{Out, STATUS_ERR, STATUS_OK};
-use crate::codec;
+use super::{STATUS_ERR, STATUS_OK};
 use crate::error::{QmError, Result};
 use crate::manager::QueueManager;
 use crate::model::{GetOptions, Message};
 use crate::queue::Waiter;
 
-/// The write side of a plain TCP connection, shared with its waits.
+/// The write side of a plain TCP connection, shared with whoever owes it an answer.
 pub(crate) struct Shared {
     sock: TcpStream,
     state: Mutex<State>,
@@ -34,10 +37,15 @@ pub(crate) struct Shared {
 }
 
 struct State {
-    /// A get is waiting: the connection writes nothing until its answer is out.
+    /// Another thread owes the connection's next answer (a waiting get, a log write): the
+    /// connection writes nothing until it is out.
     waiting: bool,
-    /// The answered get failed (for the next request's `F_AFTER_OK`).
+    /// The answered request failed (for the next request's `F_AFTER_OK`).
     failed: bool,
+    /// The get waiting for this connection, to take off its queue when the connection ends.
+    wait: Option<Arc<GetWait>>,
+    /// The connection ended: a get handed over afterwards does not wait.
+    closed: bool,
 }
 
 impl Shared {
@@ -47,9 +55,16 @@ impl Shared {
             state: Mutex::new(State {
                 waiting: false,
                 failed: false,
+                wait: None,
+                closed: false,
             }),
             done: Condvar::new(),
         })
+    }
+
+    /// The connection's next answer is now owed by another thread.
+    pub fn hand_off(&self) {
+        self.state.lock().waiting = true;
     }
 
     /// Close the socket both ways (the connection is over).
@@ -57,8 +72,21 @@ impl Shared {
         let _ = self.sock.shutdown(std::net::Shutdown::Both);
     }
 
-    /// Block until no get is waiting, checking every `slice` with `gone` whether the peer
-    /// left; returns whether the answered get failed, or `None` when the peer left first.
+    /// The connection ended: a get waiting for it is taken off its queue, and one handed
+    /// over later does not wait.
+    pub fn close(&self) {
+        let wait = {
+            let mut st = self.state.lock();
+            st.closed = true;
+            st.wait.take()
+        };
+        if let Some(w) = wait {
+            w.cancel();
+        }
+    }
+
+    /// Block until no answer is owed, checking every `slice` with `gone` whether the peer
+    /// left; returns whether the answered request failed, or `None` when the peer left first.
     pub fn settle(&self, slice: Duration, gone: impl Fn() -> bool) -> Option<bool> {
         let mut st = self.state.lock();
         while st.waiting {
@@ -67,6 +95,96 @@ impl Shared {
             }
         }
         Some(st.failed)
+    }
+
+    /// The owed answer is out: let the connection go on.
+    fn finish(&self, failed: bool) {
+        let mut st = self.state.lock();
+        st.waiting = false;
+        st.failed = failed;
+        st.wait = None;
+        self.done.notify_all();
+    }
+
+    /// Write `head` then `tail` (whole frames) and let the connection go on. The socket
+    /// takes what it can without blocking (one `sendmsg` of both parts, usually all of it);
+    /// the rest is written by a delivery thread, so the calling thread (the log writer, a
+    /// putter) is never held up by a slow reader.
+    pub fn send(self: &Arc<Self>, mut head: Vec<u8>, mut tail: Bytes, failed: bool) {
+        if tail.len() <= super::DIRECT {
+            head.extend_from_slice(&tail);
+            tail = Bytes::new();
+        }
+        let mut off = 0;
+        while off < head.len() + tail.len() {
+            let (a, b) = if off < head.len() {
+                (&head[off..], &tail[..])
+            } else {
+                (&[][..], &tail[off - head.len()..])
+            };
+            match send_now(&self.sock, a, b) {
+                Ok(n) => off += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let me = self.clone();
+                    deliver(Box::new(move || me.send_blocking(head, tail, off, failed)));
+                    return;
+                }
+                Err(e) => {
+                    tracing::debug!("answer not delivered: {e}");
+                    self.shutdown();
+                    break;
+                }
+            }
+        }
+        self.finish(failed);
+    }
+
+    /// The rest of [`Shared::send`] from byte `off`, blocking.
+    fn send_blocking(&self, head: Vec<u8>, tail: Bytes, off: usize, failed: bool) {
+        let mut s = &self.sock;
+        let r = if off < head.len() {
+            s.write_all(&head[off..]).and_then(|()| s.write_all(&tail))
+        } else {
+            s.write_all(&tail[off - head.len()..])
+        };
+        if let Err(e) = r {
+            tracing::debug!("answer not delivered: {e}");
+            self.shutdown();
+        }
+        self.finish(failed);
+    }
+}
+
+/// One `sendmsg` of `a` then `b` that does not block (and raises no SIGPIPE).
+fn send_now(sock: &TcpStream, a: &[u8], b: &[u8]) -> io::Result<usize> {
+    let iov = [
+        libc::iovec {
+            iov_base: a.as_ptr() as *mut libc::c_void,
+            iov_len: a.len(),
+        },
+        libc::iovec {
+            iov_base: b.as_ptr() as *mut libc::c_void,
+            iov_len: b.len(),
+        },
+    ];
+    // SAFETY: an all-zero msghdr is valid (no name, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = if b.is_empty() { 1 } else { 2 } as _;
+    // SAFETY: `msg` points at two iovecs describing live, readable slices that outlive the
+    // call; sendmsg only reads them. The descriptor is open (owned by `sock`).
+    let n = unsafe {
+        libc::sendmsg(
+            sock.as_raw_fd(),
+            &msg,
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
     }
 }
 
@@ -93,7 +211,9 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 impl GetWait {
     /// Start a waiting get answering request `frame`, for which no message was found. The
     /// answer is written to the socket after `owed` (frames the connection owes before it)
-    /// by whichever thread completes it (possibly this one, before this returns).
+    /// by whichever thread completes it (possibly this one, before this returns). Runs on
+    /// the connection's thread or, for a get pipelined behind a persistent put, on the log
+    /// writer's once the put is committed; it never blocks.
     pub fn start(
         qm: &Arc<QueueManager>,
         conn: &Arc<Shared>,
@@ -102,8 +222,7 @@ impl GetWait {
         queue: String,
         opts: GetOptions,
         wait: Duration,
-    ) -> Arc<GetWait> {
-        conn.state.lock().waiting = true;
+    ) {
         let w = Arc::new(GetWait {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             owed: Mutex::new(owed),
@@ -116,14 +235,26 @@ impl GetWait {
             done: AtomicBool::new(false),
             cancelled: AtomicBool::new(false),
         });
+        {
+            let mut st = conn.state.lock();
+            st.waiting = true;
+            if st.closed {
+                // Nobody reads the answer: the connection is gone.
+                drop(st);
+                w.done.store(true, Ordering::Release);
+                return conn.finish(false);
+            }
+            st.wait = Some(w.clone());
+        }
         timers().add(w.deadline, &w);
-        w.clone().attempt(true);
-        w
+        w.attempt();
     }
 
-    /// Try the get; hook on the queue again when it still waits. `own` is true on the
-    /// connection's own thread, false on a thread whose put woke the wait.
-    fn attempt(self: Arc<Self>, own: bool) {
+    /// Try the get; hook on the queue again when it still waits. A message found is
+    /// answered here, or, when its removal must be logged first, by the log writer once it
+    /// is synced: never by waiting for the disk on this thread (a putter's, whose own
+    /// connection would wait one sync more, or the log writer itself).
+    fn attempt(self: Arc<Self>) {
         if self.done.load(Ordering::Acquire) {
             return;
         }
@@ -135,27 +266,25 @@ impl GetWait {
             // goes to the next plain waiter instead.
             if !self.done.swap(true, Ordering::AcqRel) {
                 timers().remove(self.deadline, self.id);
-                self.settle(false);
+                self.conn.finish(false);
             }
             qm.pass_wake(&self.queue, &self.opts);
             return;
         }
-        if Instant::now() >= self.deadline {
-            let r = qm.get(&self.queue, &self.opts);
-            return self.answer(r);
-        }
-        let hook = (self.id, self.clone() as Arc<dyn Waiter>);
-        match qm.take_or_hook(&self.queue, &self.opts, hook) {
+        let late = Instant::now() >= self.deadline;
+        let found = if late {
+            qm.take_now(&self.queue, &self.opts)
+        } else {
+            let hook = (self.id, self.clone() as Arc<dyn Waiter>);
+            qm.take_or_hook(&self.queue, &self.opts, hook)
+        };
+        match found {
+            Ok(None) if late => self.answer(Ok(None)),
+            // Hooked again.
             Ok(None) => {}
-            Ok(Some(t)) if t.persistent() && !own => {
-                // Logging the removal waits for the disk: not on the thread of the put that
-                // woke this wait, whose own connection would wait one sync more for it.
-                let me = self.clone();
-                deliver(Box::new(move || me.answer(t.finish(&qm).map(Some))));
-            }
             Ok(Some(t)) => {
-                let r = t.finish(&qm).map(Some);
-                self.answer(r);
+                let me = self.clone();
+                t.finish_then(&qm, move |r| me.answer(r.map(Some)));
             }
             Err(e) => self.answer(Err(e)),
         }
@@ -173,8 +302,8 @@ impl GetWait {
         if unhooked {
             self.answer(Ok(None));
         } else {
-            // Between a wake and its new attempt: look again shortly (the attempt sees the
-            // deadline and does not hook again).
+            // Between a wake and its new attempt (or its message's removal being logged):
+            // look again shortly (the attempt sees the deadline and does not hook again).
             timers().add(Instant::now() + Duration::from_millis(1), &self);
         }
     }
@@ -190,7 +319,7 @@ impl GetWait {
             if unhooked {
                 if !self.done.swap(true, Ordering::AcqRel) {
                     timers().remove(self.deadline, self.id);
-                    self.settle(false);
+                    self.conn.finish(false);
                 }
                 return;
             }
@@ -204,59 +333,45 @@ impl GetWait {
             return;
         }
         timers().remove(self.deadline, self.id);
-        let mut out = Out {
-            buf: std::mem::take(&mut *self.owed.lock()),
-        };
-        let mut head = Vec::with_capacity(256);
-        let mut s = &self.conn.sock;
+        let mut buf = std::mem::take(&mut *self.owed.lock());
         let failed = r.is_err();
-        let written = match r {
+        let tail = match r {
             Ok(None) => {
-                head.push(0);
-                out.frame(&mut s, self.frame, STATUS_OK, &head, &[])
+                super::push_frame(&mut buf, self.frame, STATUS_OK, &[0], 0);
+                Bytes::new()
             }
             Ok(Some(m)) => {
-                head.push(1);
-                head.push(0);
-                head.extend_from_slice(&0u64.to_le_bytes());
-                codec::encode_head(&m, &mut head);
-                out.frame(&mut s, self.frame, STATUS_OK, &head, &m.body)
+                let mut head = Vec::with_capacity(256);
+                let body = super::encode_found(m, None, &mut head);
+                super::push_frame(&mut buf, self.frame, STATUS_OK, &head, body.len());
+                body
             }
-            Err(e) => out.frame(
-                &mut s,
-                self.frame,
-                STATUS_ERR,
-                &super::error_payload(&e),
-                &[],
-            ),
+            Err(e) => {
+                let p = super::error_payload(&e);
+                super::push_frame(&mut buf, self.frame, STATUS_ERR, &p, 0);
+                Bytes::new()
+            }
         };
-        if let Err(e) = written.and_then(|()| out.flush(&mut s)) {
-            tracing::debug!("answer to a waiting get not delivered: {e}");
-            let _ = self.conn.sock.shutdown(std::net::Shutdown::Both);
-        }
-        self.settle(failed);
-    }
-
-    fn settle(&self, failed: bool) {
-        let mut st = self.conn.state.lock();
-        st.waiting = false;
-        st.failed = failed;
-        self.conn.done.notify_all();
+        self.conn.send(buf, tail, failed);
     }
 }
 
 impl Waiter for GetWait {
     fn wake(self: Arc<Self>) {
-        self.attempt(false);
+        self.attempt();
+    }
+
+    fn deliver(self: Arc<Self>, msg: Message) {
+        self.answer(Ok(Some(msg)));
     }
 }
 
-/// A persistent message's delivery: log its removal, then answer.
+/// The rest of an answer the socket did not take at once.
 type Job = Box<dyn FnOnce() + Send>;
 
-/// Threads that finish deliveries needing the disk, so that the putting thread does not
-/// wait for the sync. A delivery wakes an idle one (as a parked getter used to be woken);
-/// there are as many as deliveries wait at once, so their syncs are grouped.
+/// Threads that finish writing answers to sockets that did not take them at once (a large
+/// message, a client that stops reading), so that the thread that had the answer (the log
+/// writer, a putter) goes on. A job wakes an idle one; there are as many as jobs wait.
 struct Deliverers {
     state: Mutex<(VecDeque<Job>, usize)>,
     cv: Condvar,

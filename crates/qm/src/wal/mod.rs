@@ -6,7 +6,9 @@
 //!
 //! * `seg-<16 hex digits>.wal` — log segments, numbered from 0 upwards. A segment is
 //!   preallocated to `segment_size` bytes (or is a recycled older segment) and filled from
-//!   offset 0 with records.
+//!   offset 0 with records. A new segment's blocks are written with zeros a MiB at a time
+//!   just ahead of the log's end, so that a commit's fdatasync overwrites allocated blocks
+//!   instead of allocating them (a journal commit per sync otherwise).
 //! * `ckpt-<16 hex digits>.ckpt` — a checkpoint: every live persistent message as of the end of
 //!   segment N-1, where N is the number in the name. Recovery loads it, then replays
 //!   segments N, N+1, …
@@ -32,7 +34,8 @@
 //!
 //! 1. A caller is told "committed" only after the record and everything before it were
 //!    written and `fdatasync` returned success (group commit: every request queued while the
-//!    previous batch was syncing is written in one batch and shares one sync).
+//!    previous batch was syncing is written in one batch and shares one sync). A caller of
+//!    [`Wal::commit_then`] is not waiting: its completion runs after that point.
 //! 2. Within a file, valid records form a contiguous prefix. After a failed write the next
 //!    batch overwrites from the failed batch's start; after a failed sync the batch's first
 //!    header is zeroed and synced (or, if that fails too, the log refuses further work) so a
@@ -140,9 +143,23 @@ struct Done {
     cv: Condvar,
 }
 
+/// What runs on the writer thread once a record is synced (or failed): see
+/// [`Wal::commit_then`].
+pub(crate) type Completion = Box<dyn FnOnce(Result<()>) + Send>;
+
+/// Who learns a record's outcome.
+enum Notify {
+    /// Nobody ([`Wal::submit`]).
+    Nobody,
+    /// A thread blocked in [`Wal::commit`].
+    Waiter(Arc<Done>),
+    /// A completion run by the writer thread ([`Wal::commit_then`]).
+    Then(Completion),
+}
+
 struct Req {
     ops: Vec<Op>,
-    done: Option<Arc<Done>>,
+    done: Notify,
 }
 
 #[derive(Default)]
@@ -198,7 +215,7 @@ impl Wal {
             }
             ib.reqs.push(Req {
                 ops,
-                done: Some(done.clone()),
+                done: Notify::Waiter(done.clone()),
             });
         }
         self.shared.wake.notify_one();
@@ -211,11 +228,36 @@ impl Wal {
         }
     }
 
+    /// Make `ops` durable as one record without waiting: `then` runs with the outcome on the
+    /// log writer thread once the record's batch is synced (or failed), in log order; at
+    /// once on this thread when the log is shut down. A thread that would otherwise block
+    /// in [`Wal::commit`] only to act on the outcome (answer a network client, deliver a
+    /// message) hands that work to the writer instead, which does it without a thread
+    /// switch; meanwhile the next batch gathers. `then` must not block: the next batch is
+    /// written after it, so it must never call [`Wal::commit`] (that would wait for the
+    /// writer running it); it may call this again, which joins the next batch.
+    pub(crate) fn commit_then(&self, ops: Vec<Op>, then: Completion) {
+        let mut ib = self.shared.inbox.lock();
+        if ib.stop {
+            drop(ib);
+            return then(Err(QmError::ShutDown));
+        }
+        ib.reqs.push(Req {
+            ops,
+            done: Notify::Then(then),
+        });
+        drop(ib);
+        self.shared.wake.notify_one();
+    }
+
     /// Log `ops` without waiting (used for removals nobody waits on, e.g. expired messages).
     pub fn submit(&self, ops: Vec<Op>) {
         let mut ib = self.shared.inbox.lock();
         if !ib.stop {
-            ib.reqs.push(Req { ops, done: None });
+            ib.reqs.push(Req {
+                ops,
+                done: Notify::Nobody,
+            });
             drop(ib);
             self.shared.wake.notify_one();
         }
@@ -236,7 +278,11 @@ impl Wal {
     pub fn shutdown(&self) {
         self.shared.inbox.lock().stop = true;
         self.shared.wake.notify_all();
-        if let Some(t) = self.thread.lock().take() {
+        if let Some(t) = self.thread.lock().take()
+            // A completion may drop the last handle on the queue manager, and so the log,
+            // on the writer thread itself: it then ends once it has written what is queued.
+            && t.thread().id() != std::thread::current().id()
+        {
             let _ = t.join();
         }
     }

@@ -315,7 +315,7 @@ pub(super) fn open(
         }
     }
     let seg = last_end.map(|(n, _, _)| n + 1).unwrap_or(first);
-    let file = open_segment(&*fs, dir, seg, &free, cfg.segment_size)
+    let (file, zeroed_to) = open_segment(&*fs, dir, seg, &free, cfg.segment_size)
         .map_err(|e| QmError::io(seg_path(dir, seg).display().to_string(), e))?;
     if replay.len() > 1 {
         // Several segments survive (e.g. after restarts): fold them into a checkpoint now so
@@ -358,6 +358,7 @@ pub(super) fn open(
         filling: Arc::new(AtomicBool::new(false)),
         poisoned: None,
         buf: Vec::with_capacity(64 * 1024),
+        zeroed_to,
     };
     Ok((w, rec))
 }

@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 
 use super::format::{self, Op};
 use super::recover::{seg_path, write_checkpoint};
-use super::{LiveMsg, Outcome, Req, Shared};
+use super::{LiveMsg, Notify, Outcome, Req, Shared};
 use crate::error::QmError;
 use crate::fs::{Filesystem, LogFile};
 
@@ -40,7 +40,14 @@ pub(super) struct Writer {
     /// Set when a failed sync could not be neutralised: nothing can be promised any more.
     pub poisoned: Option<String>,
     pub buf: Vec<u8>,
+    /// The segment's blocks below this offset are written (a fresh segment is only sized,
+    /// so its blocks are allocated as the log reaches them; see [`Writer::zero_ahead`]).
+    pub zeroed_to: u64,
 }
+
+/// How far ahead of the log's end a fresh segment is zero-filled at a time.
+const ZERO_AHEAD: u64 = 1 << 20;
+static ZEROS: [u8; ZERO_AHEAD as usize] = [0; ZERO_AHEAD as usize];
 
 fn classify(what: &str, e: &io::Error) -> QmError {
     if e.raw_os_error() == Some(28) || e.kind() == io::ErrorKind::StorageFull {
@@ -80,14 +87,30 @@ impl Writer {
                     self.apply(&r.ops);
                 }
             }
+            let result = || -> Outcome {
+                match &outcome {
+                    Ok(()) => Ok(()),
+                    Err(e) => Err(same_error(e)),
+                }
+            };
+            // Blocked committers first (they are other threads, which can run meanwhile),
+            // then the completions, here, in log order.
+            let mut then = Vec::new();
             for r in batch {
-                if let Some(d) = r.done {
-                    let res: Outcome = match &outcome {
-                        Ok(()) => Ok(()),
-                        Err(e) => Err(same_error(e)),
-                    };
-                    *d.slot.lock() = Some(res);
-                    d.cv.notify_one();
+                match r.done {
+                    Notify::Nobody => {}
+                    Notify::Waiter(d) => {
+                        *d.slot.lock() = Some(result());
+                        d.cv.notify_one();
+                    }
+                    Notify::Then(f) => then.push(f),
+                }
+            }
+            for f in then {
+                let r = result();
+                // A completion that panics must not take the log writer down with it.
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || f(r))).is_err() {
+                    tracing::error!("a log completion panicked; this is a bug, please report it");
                 }
             }
             if outcome.is_ok()
@@ -174,6 +197,7 @@ impl Writer {
             }
             return Err(classify("log write", &e));
         }
+        self.zero_ahead(start + written);
         if let Err(e) = self.file.sync_data() {
             tracing::error!(
                 "log fdatasync failed in segment {} at {start}: {e}",
@@ -189,6 +213,32 @@ impl Writer {
         c.records.fetch_add(batch.len() as u64, Ordering::Relaxed);
         c.bytes.fetch_add(written, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Zero-fill the fresh segment from `end` (the batch's end, the file position) to the
+    /// next `ZERO_AHEAD` boundary once the log has reached the zeroed part's end. A sync
+    /// that must also allocate blocks (a journal commit on ext4) is about 1.5× slower than
+    /// one that overwrites written blocks (5,200 vs 7,900 syncs/s of 6.6 KB here), and every
+    /// commit waits for it; allocating a MiB at a time moves that cost to one sync in
+    /// several hundred. Best effort: the zeros lie past the log's end, where recovery
+    /// stops anyway (a zero header), and a failure only leaves the blocks unallocated.
+    fn zero_ahead(&mut self, end: u64) {
+        if end <= self.zeroed_to {
+            return;
+        }
+        let target = ((end / ZERO_AHEAD + 1) * ZERO_AHEAD).min(self.cfg.segment_size);
+        if target <= end {
+            self.zeroed_to = u64::MAX;
+            return;
+        }
+        let filled = self.file.write_all(&ZEROS[..(target - end) as usize]);
+        if let Err(e) = self.file.seek(end) {
+            self.poisoned = Some(format!("cannot rewind log after zero-filling: {e}"));
+        }
+        self.zeroed_to = match filled {
+            Ok(()) => target,
+            Err(_) => u64::MAX,
+        };
     }
 
     /// After a failed sync the batch may or may not be on disk: zero its first header and
@@ -215,7 +265,7 @@ impl Writer {
         self.file.write_all(&end.parts[0])?;
         self.file.sync_data()?;
         let next = self.seg + 1;
-        let file = open_segment(
+        let (file, zeroed_to) = open_segment(
             &*self.fs,
             &self.dir,
             next,
@@ -223,6 +273,7 @@ impl Writer {
             self.cfg.segment_size,
         )?;
         self.file = file;
+        self.zeroed_to = zeroed_to;
         self.seg = next;
         self.offset = 0;
         self.maybe_checkpoint();
@@ -285,28 +336,30 @@ impl Writer {
 }
 
 /// Open segment `n` for writing at offset 0: reuse a free segment file if one is kept,
-/// else create and preallocate; the directory is synced so the name is durable.
+/// else create and size it; the directory is synced so the name is durable. Also returns
+/// how much of it is known to be written already (all of a reused file, nothing of a new
+/// one: see [`Writer::zero_ahead`]).
 pub(super) fn open_segment(
     fs: &dyn Filesystem,
     dir: &Path,
     n: u64,
     free: &Mutex<Vec<PathBuf>>,
     size: u64,
-) -> io::Result<Box<dyn LogFile>> {
+) -> io::Result<(Box<dyn LogFile>, u64)> {
     let path = seg_path(dir, n);
     let reused = free.lock().pop();
-    let mut f = match reused {
+    let (mut f, zeroed_to) = match reused {
         Some(old) => {
             fs.rename(&old, &path)?;
-            fs.open_write(&path)?
+            (fs.open_write(&path)?, u64::MAX)
         }
         None => {
             let mut f = fs.open_write(&path)?;
             f.set_len(size)?;
-            f
+            (f, 0)
         }
     };
     f.seek(0)?;
     fs.sync_dir(dir)?;
-    Ok(f)
+    Ok((f, zeroed_to))
 }
