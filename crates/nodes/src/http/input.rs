@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use sluice_node_api::{
     BuildContext, ConfigError, InputNode, InstanceRunner, Invocation, Message, NodeConfig,
     NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
 };
 use sluice_tree::{Text, Tree, Value, field_type};
 
+use super::queue::RequestQueue;
 use super::router::{HttpRequest, HttpResponse, HttpRouter};
 use crate::Services;
 use crate::domains::{self, BodyParsing};
@@ -55,8 +55,7 @@ struct HttpInput {
     label: String,
     path: String,
     router: Arc<HttpRouter>,
-    sender: Sender<HttpRequest>,
-    receiver: Receiver<HttpRequest>,
+    queue: Arc<RequestQueue>,
     owner: u64,
     parsing: BodyParsing,
 }
@@ -70,14 +69,13 @@ fn build_http_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, Config
         );
     }
     let services = Services::from_build(b)?;
-    let (sender, receiver, owner) = services.http.channel();
+    let (queue, owner) = services.http.queue();
     Ok(NodeImpl::Input(Arc::new(HttpInput {
         flow: b.flow.to_string(),
         label: b.label.to_string(),
         path: path.to_string(),
         router: Arc::clone(&services.http),
-        sender,
-        receiver,
+        queue,
         owner,
         parsing: BodyParsing::from_config(c)?,
     })))
@@ -235,22 +233,22 @@ fn reply_error(inv: &mut Invocation, status: u16, text: &str) {
 
 impl InputNode for HttpInput {
     fn start(&self) {
+        self.queue.open();
         self.router
-            .register(&self.path, self.sender.clone(), self.owner);
+            .register(&self.path, Arc::clone(&self.queue), self.owner);
     }
 
     fn run_instance(&self, runner: &mut dyn InstanceRunner) {
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         loop {
-            match self.receiver.recv_timeout(Duration::from_millis(100)) {
-                Ok(req) => {
+            match self.queue.pop(Duration::from_millis(100)) {
+                Some(req) => {
                     let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     self.handle(runner, req, id);
                 }
                 // Requests already queued when the flow stops are still processed.
-                Err(RecvTimeoutError::Timeout) if runner.stop().is_stopped() => return,
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return,
+                None if runner.stop().is_stopped() => return,
+                None => {}
             }
         }
     }
@@ -258,7 +256,7 @@ impl InputNode for HttpInput {
     fn stopped(&self) {
         self.router.unregister(&self.path, self.owner);
         // Anything that arrived after the instances finished is answered rather than dropped.
-        while let Ok(req) = self.receiver.try_recv() {
+        for req in self.queue.close() {
             let _ = req.reply.send(HttpResponse::error(
                 503,
                 format!("flow '{}' is stopping", self.flow),

@@ -1,6 +1,7 @@
 //! HTTP nodes: HTTPInput and HTTPReply on the server's shared listener, HTTPRequest as a client.
 
 pub mod input;
+mod queue;
 pub mod reply;
 pub mod request;
 pub mod router;

@@ -2,11 +2,13 @@
 //! by path to the flow that registered it, and answered through a one-shot reply channel.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
-use crossbeam_channel::{Receiver, Sender};
 use parking_lot::RwLock;
+
+use super::queue::RequestQueue;
 
 /// A request as an HTTPInput node receives it.
 pub struct HttpRequest {
@@ -46,7 +48,7 @@ impl HttpResponse {
 }
 
 struct Route {
-    sender: Sender<HttpRequest>,
+    queue: Arc<RequestQueue>,
     owner: u64,
 }
 
@@ -72,15 +74,17 @@ impl HttpRouter {
         HttpRouter::default()
     }
 
-    /// A new channel for an HTTPInput node and an owner token for [`HttpRouter::register`].
-    pub fn channel(&self) -> (Sender<HttpRequest>, Receiver<HttpRequest>, u64) {
-        let (s, r) = crossbeam_channel::unbounded();
-        (s, r, self.next_owner.fetch_add(1, Ordering::Relaxed) + 1)
+    /// A new queue for an HTTPInput node and an owner token for [`HttpRouter::register`].
+    pub fn queue(&self) -> (Arc<RequestQueue>, u64) {
+        (
+            Arc::default(),
+            self.next_owner.fetch_add(1, Ordering::Relaxed) + 1,
+        )
     }
 
-    /// Serve `path` by `sender`, replacing whoever served it (a redeployed flow takes over).
-    pub fn register(&self, path: &str, sender: Sender<HttpRequest>, owner: u64) {
-        let route = Route { sender, owner };
+    /// Serve `path` by `queue`, replacing whoever served it (a redeployed flow takes over).
+    pub fn register(&self, path: &str, queue: Arc<RequestQueue>, owner: u64) {
+        let route = Route { queue, owner };
         if let Some(prefix) = path.strip_suffix('*') {
             let mut p = self.prefixes.write();
             p.retain(|(x, _)| x != prefix);
@@ -108,23 +112,23 @@ impl HttpRouter {
 
     /// Hand a request to the flow serving its path; gives the request back when none does.
     pub fn dispatch(&self, req: HttpRequest) -> Result<(), Box<(RouteError, HttpRequest)>> {
-        let sender = {
+        let queue = {
             let e = self.exact.read();
             match e.get(&req.path) {
-                Some(r) => Some(r.sender.clone()),
+                Some(r) => Some(Arc::clone(&r.queue)),
                 None => self
                     .prefixes
                     .read()
                     .iter()
                     .find(|(p, _)| req.path.starts_with(p.as_str()))
-                    .map(|(_, r)| r.sender.clone()),
+                    .map(|(_, r)| Arc::clone(&r.queue)),
             }
         };
-        match sender {
+        match queue {
             None => Err(Box::new((RouteError::NotFound, req))),
-            Some(s) => s
-                .send(req)
-                .map_err(|e| Box::new((RouteError::Unavailable, e.into_inner()))),
+            Some(q) => q
+                .push(req)
+                .map_err(|req| Box::new((RouteError::Unavailable, *req))),
         }
     }
 }
