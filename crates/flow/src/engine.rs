@@ -165,6 +165,29 @@ impl Flow {
         }
     }
 
+    /// Give `msg` to the node labelled `label` on the calling thread, as a jump to a Label node
+    /// does: the way to run a node that has no input terminal and is not an input node. The outer
+    /// error says why the node cannot be entered at all.
+    pub(crate) fn enter(
+        &self,
+        inv: &mut Invocation,
+        label: &str,
+        msg: &mut Message,
+    ) -> Result<Result<(), NodeError>, String> {
+        let Some(n) = self.nodes.iter().position(|n| n.label == label) else {
+            return Err(format!(
+                "there is no node labelled '{label}' in flow '{}'",
+                self.name
+            ));
+        };
+        if let NodeImpl::Input(_) = self.nodes[n].imp {
+            return Err(format!(
+                "node '{label}' is an input node: only its transport gives it messages"
+            ));
+        }
+        Ok(self.call(inv, n as u32, Terminal(0), msg))
+    }
+
     /// An exception raised by node `n` itself: its failure terminal, else back up the stack.
     fn node_failed(
         &self,

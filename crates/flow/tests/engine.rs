@@ -88,6 +88,7 @@ static SOURCE: NodeSpec = NodeSpec {
         required: false,
         doc: "",
     }],
+    examples: &[],
     build: |c, _| {
         Ok(NodeImpl::Input(Arc::new(Source {
             count: c.int("count"),
@@ -117,6 +118,7 @@ static STEP: NodeSpec = NodeSpec {
             doc: "",
         },
     ],
+    examples: &[],
     build: |c, b| {
         Ok(NodeImpl::Process(Arc::new(Step {
             name: b.label.to_string(),
@@ -139,6 +141,7 @@ static LABEL: NodeSpec = NodeSpec {
         required: true,
         doc: "",
     }],
+    examples: &[],
     build: |_, b| {
         Ok(NodeImpl::Process(Arc::new(Step {
             name: b.label.to_string(),

@@ -27,6 +27,7 @@ static FAIL: NodeSpec = NodeSpec {
     outputs: &[],
     dynamic_outputs: false,
     properties: &[],
+    examples: &[],
     build: |_, _| Ok(NodeImpl::Process(Arc::new(Fail))),
 };
 

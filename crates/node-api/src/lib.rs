@@ -2,11 +2,13 @@
 //! it runs in, and the exceptions it raises. Small and stable: every node family builds on it.
 
 mod config;
+mod example;
 mod exception;
 mod invocation;
 mod spec;
 
 pub use config::{ConfigError, NodeConfig, PropValue};
+pub use example::{ExampleInput, ExampleOutcome, NodeExample, Runs};
 pub use exception::{Exception, ExceptionKind, NodeError};
 pub use invocation::{
     Ctx, FlowRuntime, InputNode, InstanceRunner, Invocation, Node, Participant, StopSignal,

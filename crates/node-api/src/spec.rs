@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::Node;
 use crate::config::{ConfigError, NodeConfig};
+use crate::example::NodeExample;
 use crate::invocation::InputNode;
 
 /// An output or input terminal, resolved to its index when a flow is built.
@@ -91,6 +92,8 @@ pub struct NodeSpec {
     /// Whether wires may name further output terminals (Route's rule names, Label names).
     pub dynamic_outputs: bool,
     pub properties: &'static [PropSpec],
+    /// Typical uses, shown in the node reference and run by the compliance check.
+    pub examples: &'static [NodeExample],
     /// Builds the runtime node from validated properties.
     pub build: fn(&NodeConfig, &BuildContext) -> Result<NodeImpl, ConfigError>,
 }

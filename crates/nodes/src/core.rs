@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, ExceptionKind, Message, Node, NodeConfig, NodeError, NodeImpl,
-    NodeSpec, PropKind, PropSpec, Terminal, TerminalSpec,
+    BuildContext, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind, Message, Node,
+    NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
+    TerminalSpec,
 };
 use sluice_tree::{Tree, Value};
 
@@ -36,6 +37,15 @@ pub static PASSTHROUGH: NodeSpec = NodeSpec {
     outputs: &[OUT],
     dynamic_outputs: false,
     properties: &[],
+    examples: &[NodeExample {
+        title: "The message goes on unchanged",
+        properties: "",
+        esql: "",
+        input: ExampleInput::xml("<order><id>7</id></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
+        runs: Runs::Yes,
+    }],
     build: |_, _| Ok(NodeImpl::Process(Arc::new(Passthrough))),
 };
 
@@ -80,6 +90,15 @@ pub static TRACE: NodeSpec = NodeSpec {
                   insert that tree (parsed in full); `${CURRENT_TIMESTAMP}` the time.",
         },
     ],
+    examples: &[NodeExample {
+        title: "Switched off with `destination: none`, it only propagates",
+        properties: "destination: none",
+        esql: "",
+        input: ExampleInput::xml("<order><id>7</id></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
+        runs: Runs::Yes,
+    }],
     build: build_trace,
 };
 
@@ -230,6 +249,15 @@ pub static LABEL: NodeSpec = NodeSpec {
         required: true,
         doc: "The name RouteToLabel looks for.",
     }],
+    examples: &[NodeExample {
+        title: "A jump to `big` (from RouteToLabel or PROPAGATE TO LABEL) continues from `out`",
+        properties: "label_name: big",
+        esql: "",
+        input: ExampleInput::xml("<order><amount>1500</amount></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[("out", "<order><amount>1500</amount></order>")]),
+        runs: Runs::Yes,
+    }],
     build: |_, _| Ok(NodeImpl::Process(Arc::new(Passthrough))),
 };
 
@@ -246,6 +274,22 @@ pub static ROUTE_TO_LABEL: NodeSpec = NodeSpec {
         default: Some("route_to_last"),
         required: false,
         doc: "Which destination is used: the last in the list, or the first (the product's two modes).",
+    }],
+    examples: &[NodeExample {
+        title: "The message jumps to the Label named in the RouterList",
+        properties: "",
+        esql: "",
+        input: ExampleInput {
+            domain: "XMLNSC",
+            body: "<order><amount>1500</amount></order>",
+            local_environment: &[("Destination.RouterList.DestinationData.labelName", "big")],
+        },
+        raising_downstream: &[],
+        outcome: ExampleOutcome::ReachesLabel {
+            label: "big",
+            body: "<order><amount>1500</amount></order>",
+        },
+        runs: Runs::Yes,
     }],
     build: |c, _| {
         Ok(NodeImpl::Process(Arc::new(RouteToLabel {
@@ -319,6 +363,15 @@ pub static THROW: NodeSpec = NodeSpec {
             doc: "The exception's text.",
         },
     ],
+    examples: &[NodeExample {
+        title: "The message is rejected with the node's text",
+        properties: "message_number: 3050, message_text: 'Orders over the credit limit are refused'",
+        esql: "",
+        input: ExampleInput::xml("<order><amount>1500</amount></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Raises("Orders over the credit limit are refused"),
+        runs: Runs::Yes,
+    }],
     build: |c, _| {
         Ok(NodeImpl::Process(Arc::new(Throw {
             number: c.int("message_number") as u32,
@@ -352,6 +405,29 @@ pub static TRY_CATCH: NodeSpec = NodeSpec {
     outputs: &[TRY, CATCH],
     dynamic_outputs: false,
     properties: &[],
+    examples: &[
+        NodeExample {
+            title: "Without an exception the message takes `try` only",
+            properties: "",
+            esql: "",
+            input: ExampleInput::xml("<order><id>7</id></order>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[("try", "<order><id>7</id></order>")]),
+            runs: Runs::Yes,
+        },
+        NodeExample {
+            title: "An exception downstream of `try` sends the message on to `catch`",
+            properties: "",
+            esql: "",
+            input: ExampleInput::xml("<order><id>7</id></order>"),
+            raising_downstream: &["try"],
+            outcome: ExampleOutcome::Propagates(&[
+                ("try", "<order><id>7</id></order>"),
+                ("catch", "<order><id>7</id></order>"),
+            ]),
+            runs: Runs::Yes,
+        },
+    ],
     build: |_, _| Ok(NodeImpl::Process(Arc::new(TryCatch))),
 };
 
@@ -382,6 +458,18 @@ pub static FLOW_ORDER: NodeSpec = NodeSpec {
     outputs: &[FAILURE, FIRST, SECOND],
     dynamic_outputs: false,
     properties: &[],
+    examples: &[NodeExample {
+        title: "The message goes to `first`, then to `second`",
+        properties: "",
+        esql: "",
+        input: ExampleInput::xml("<order><id>7</id></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[
+            ("first", "<order><id>7</id></order>"),
+            ("second", "<order><id>7</id></order>"),
+        ]),
+        runs: Runs::Yes,
+    }],
     build: |_, _| Ok(NodeImpl::Process(Arc::new(FlowOrder))),
 };
 

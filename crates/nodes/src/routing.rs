@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use sluice_node_api::{
-    ConfigError, Ctx, Message, Node, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
-    TerminalSpec,
+    ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeError, NodeExample,
+    NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal, TerminalSpec,
 };
 use sluice_tree::xpath::{XPath, XPathContext, XPathError};
 
@@ -27,6 +27,10 @@ fn xpath_failed(e: XPathError, src: &str) -> NodeError {
 }
 
 // ----- Route ------------------------------------------------------------------------------
+
+/// The rules of Route's examples.
+const RULES: &str =
+    "rules: { big: '$Body/order/amount > 1000', express: \"$Body/order/shipping = 'express'\" }";
 
 pub static ROUTE: NodeSpec = NodeSpec {
     type_name: "Route",
@@ -55,6 +59,42 @@ pub static ROUTE: NodeSpec = NodeSpec {
             default: Some("all"),
             required: false,
             doc: "`all` propagates to every matching rule's terminal; `first` stops at the first match.",
+        },
+    ],
+    examples: &[
+        NodeExample {
+            title: "A large express order matches both rules and goes to `big`, then `express`",
+            properties: RULES,
+            esql: "",
+            input: ExampleInput::xml(
+                "<order><amount>1500</amount><shipping>express</shipping></order>",
+            ),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[
+                (
+                    "big",
+                    "<order><amount>1500</amount><shipping>express</shipping></order>",
+                ),
+                (
+                    "express",
+                    "<order><amount>1500</amount><shipping>express</shipping></order>",
+                ),
+            ]),
+            runs: Runs::Yes,
+        },
+        NodeExample {
+            title: "When no rule matches, the message goes to `default`",
+            properties: RULES,
+            esql: "",
+            input: ExampleInput::xml(
+                "<order><amount>20</amount><shipping>standard</shipping></order>",
+            ),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[(
+                "default",
+                "<order><amount>20</amount><shipping>standard</shipping></order>",
+            )]),
+            runs: Runs::Yes,
         },
     ],
     build: |c, b| {

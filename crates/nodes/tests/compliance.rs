@@ -1,7 +1,8 @@
 //! Every registered node type passes the compliance checks of `sluice_flow::testing::compliance`:
 //! a complete declaration, building from minimal properties, propagating only to declared
-//! terminals, passing downstream exceptions back, and its own exceptions reaching its failure
-//! terminal or the caller with an ExceptionList entry naming it.
+//! terminals, passing downstream exceptions back, its own exceptions reaching its failure
+//! terminal or the caller with an ExceptionList entry naming it, and its examples (the ones in its
+//! `NodeSpec`, shown in docs/nodes.md) giving what they promise.
 //!
 //! The cases below give each type its minimal properties and a way to make it fail. A node type
 //! registered without a case is checked with its defaults, and fails here when it needs more —
@@ -169,7 +170,14 @@ fn project_dir(tag: &str) -> PathBuf {
 fn queue_manager() -> Arc<sluice_qm::QueueManager> {
     let qm = sluice_qm::QueueManager::open_in_memory(sluice_qm::QmConfig::default())
         .expect("an in-memory queue manager");
-    for q in ["COMPLIANCE.IN", "COMPLIANCE.OUT", "COMPLIANCE.GET"] {
+    // The ORDERS queues are the ones the node types' examples name.
+    for q in [
+        "COMPLIANCE.IN",
+        "COMPLIANCE.OUT",
+        "COMPLIANCE.GET",
+        "ORDERS.OUT",
+        "ORDERS.REPLIES",
+    ] {
         qm.define(sluice_qm::QueueDef::local(q))
             .expect("define a queue");
     }
@@ -200,6 +208,11 @@ fn make_message(domain: &str, body: &[u8]) -> Result<Message, String> {
     Ok(msg)
 }
 
+fn serialize_body(msg: &mut Message) -> Result<String, String> {
+    let (body, _) = sluice_nodes::domains::serialize_body(msg).map_err(|e| e.to_string())?;
+    String::from_utf8(body.to_vec()).map_err(|e| e.to_string())
+}
+
 fn run_compliance(registry: &Registry, project: &Path) -> Vec<String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -216,6 +229,7 @@ fn run_compliance(registry: &Registry, project: &Path) -> Vec<String> {
         services: &services,
         project_dir: project,
         make_message: &make_message,
+        serialize_body: &serialize_body,
     };
     let mut problems = Vec::new();
     for spec in registry.specs() {
@@ -274,6 +288,7 @@ mod misbehaving {
         }],
         dynamic_outputs: false,
         properties: &[],
+        examples: &[],
         build: |_, _| Ok(NodeImpl::Process(Arc::new(Misbehaving))),
     };
 
@@ -303,6 +318,7 @@ mod misbehaving {
             required: true,
             doc: "",
         }],
+        examples: &[],
         build: |_, _| Ok(NodeImpl::Process(Arc::new(Misbehaving))),
     };
 
@@ -350,6 +366,10 @@ fn compliance_rejects_a_node_that_breaks_the_rules() {
     );
     assert!(
         text.contains("Undescribed: does not build from its compliance case"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Undescribed: has no example of its use"),
         "{text}"
     );
 }

@@ -79,6 +79,7 @@ static INJECT: NodeSpec = NodeSpec {
         required: true,
         doc: "",
     }],
+    examples: &[],
     build: |c, _| {
         Ok(NodeImpl::Input(Arc::new(Inject {
             body: c.str("body").into(),
@@ -96,6 +97,7 @@ static CAPTURE: NodeSpec = NodeSpec {
     outputs: &[],
     dynamic_outputs: false,
     properties: &[],
+    examples: &[],
     build: |_, b| {
         Ok(NodeImpl::Process(Arc::new(Capture {
             label: b.label.into(),
@@ -280,6 +282,7 @@ static SET_LABEL: NodeSpec = NodeSpec {
     }],
     dynamic_outputs: false,
     properties: &[],
+    examples: &[],
     build: |_, _| Ok(NodeImpl::Process(Arc::new(SetLabel))),
 };
 

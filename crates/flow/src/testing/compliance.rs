@@ -8,7 +8,8 @@
 //! * run in a real flow, an exception it raises itself goes to its `failure` terminal when that is
 //!   wired, otherwise back to the caller — the input node's `catch` terminal or the input node —
 //!   with an ExceptionList entry naming the node;
-//! * input nodes start and stop inside a flow.
+//! * input nodes start and stop inside a flow;
+//! * it has examples, and every one that can run gives what it promises ([`super::examples`]).
 
 use std::any::Any;
 use std::path::Path;
@@ -69,12 +70,18 @@ pub struct ComplianceEnv<'a> {
     pub project_dir: &'a Path,
     /// A message with `body` parsed on demand in `domain`.
     pub make_message: &'a MakeMessage,
+    /// The message body serialised in its domain, as an output node would send it.
+    pub serialize_body: &'a SerializeBody,
 }
 
 /// Builds a message from a domain name and body bytes (the node families own the parsers).
 pub type MakeMessage = dyn Fn(&str, &[u8]) -> Result<Message, String>;
 
-const NODE: &str = "n";
+/// Serialises a message's body in its domain, as text.
+pub type SerializeBody = dyn Fn(&mut Message) -> Result<String, String>;
+
+/// The label of the node under test in every flow the checks build.
+pub(crate) const NODE: &str = "n";
 
 /// Run every check on `spec`; the problems found, each naming the node type and the check.
 pub fn check_node(
@@ -131,6 +138,9 @@ pub fn check_node(
             Err(e) => problem(e),
         }
     }
+    for p in super::examples::check_examples(spec, env) {
+        problem(p);
+    }
     if problems.is_empty() {
         Ok(())
     } else {
@@ -142,6 +152,9 @@ fn check_declaration(spec: &NodeSpec) -> Vec<String> {
     let mut out = Vec::new();
     if spec.summary.trim().is_empty() {
         out.push("has no summary".into());
+    }
+    if spec.examples.is_empty() {
+        out.push("has no example of its use".into());
     }
     let mut names = Vec::new();
     for t in spec.inputs.iter().chain(spec.outputs) {
@@ -210,11 +223,19 @@ fn flow_source(
 }
 
 fn build_flow(src: &str, env: &ComplianceEnv) -> Result<(Arc<Harness>, Arc<crate::Flow>), String> {
-    let def = load_flow("compliance.yaml", src, env.registry).map_err(render)?;
+    build_flow_in("compliance.yaml", src, env, env.project_dir).map_err(render)
+}
+
+/// Build a flow from its source, with `project_dir` as the project folder.
+pub(crate) fn build_flow_in(
+    file: &str,
+    src: &str,
+    env: &ComplianceEnv,
+    project_dir: &Path,
+) -> Result<(Arc<Harness>, Arc<crate::Flow>), Vec<crate::Diagnostic>> {
+    let def = load_flow(file, src, env.registry)?;
     let harness = Harness::new();
-    let flow = harness
-        .build(&def, env.project_dir, env.services)
-        .map_err(render)?;
+    let flow = harness.build(&def, project_dir, env.services)?;
     Ok((harness, flow))
 }
 

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, InputNode, InstanceRunner, Invocation, Message, Node,
-    NodeError, NodeImpl, NodeSpec, Terminal, TerminalSpec,
+    BuildContext, ConfigError, Ctx, ExceptionKind, InputNode, InstanceRunner, Invocation, Message,
+    Node, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal, TerminalSpec,
 };
 use sluice_tree::Tree;
 
@@ -123,6 +123,7 @@ pub static INJECT: NodeSpec = NodeSpec {
     ],
     dynamic_outputs: false,
     properties: &[],
+    examples: &[],
     build: |_, _| {
         Ok(NodeImpl::Input(Arc::new(Inject {
             harness: Harness::current("Inject")?,
@@ -184,11 +185,19 @@ pub static CAPTURE: NodeSpec = NodeSpec {
     }],
     outputs: &[],
     dynamic_outputs: false,
-    properties: &[],
-    build: |_, b: &BuildContext| {
+    properties: &[PropSpec {
+        name: "raise",
+        kind: PropKind::String,
+        default: None,
+        required: false,
+        doc: "After recording, raise a user exception with this text, as a failing downstream node would.",
+    }],
+    examples: &[],
+    build: |c, b: &BuildContext| {
         Ok(NodeImpl::Process(Arc::new(Capture {
             harness: Harness::current("Capture")?,
             label: b.label.to_string(),
+            raise: c.opt_str("raise").map(str::to_string),
         })))
     },
 };
@@ -196,6 +205,7 @@ pub static CAPTURE: NodeSpec = NodeSpec {
 struct Capture {
     harness: Arc<Harness>,
     label: String,
+    raise: Option<String>,
 }
 
 impl Node for Capture {
@@ -205,6 +215,9 @@ impl Node for Capture {
             message: msg.clone(),
             environment: ctx.inv.environment.clone(),
         });
-        Ok(())
+        match &self.raise {
+            Some(text) => Err(NodeError::new(ExceptionKind::User, 3001, text.clone())),
+            None => Ok(()),
+        }
     }
 }

@@ -51,6 +51,7 @@ static SOURCE: NodeSpec = NodeSpec {
     ],
     dynamic_outputs: false,
     properties: &[prop("path", PropKind::String, None)],
+    examples: &[],
     build: |_, _| Ok(NodeImpl::Input(Arc::new(Nop))),
 };
 
@@ -68,6 +69,7 @@ static STEP: NodeSpec = NodeSpec {
         prop("names", PropKind::StringList, Some("[]")),
         prop("rules", PropKind::StringMap, Some("{}")),
     ],
+    examples: &[],
     build: |_, _| Ok(NodeImpl::Process(Arc::new(Nop))),
 };
 
@@ -78,6 +80,7 @@ static SWITCH: NodeSpec = NodeSpec {
     outputs: &[],
     dynamic_outputs: true,
     properties: &[],
+    examples: &[],
     build: |_, _| Ok(NodeImpl::Process(Arc::new(Nop))),
 };
 

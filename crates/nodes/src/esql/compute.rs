@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use sluice_esql::runtime::{ComputeMode, Module, ModuleKind, RunOptions, ScalarValue};
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, Message, Node, NodeConfig, NodeError, NodeImpl, NodeSpec,
-    PropKind, PropSpec, Terminal, TerminalSpec, Tree,
+    BuildContext, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeConfig,
+    NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal, TerminalSpec,
+    Tree,
 };
 
 use super::host::{CtxHost, Transaction};
@@ -67,6 +68,26 @@ pub static COMPUTE: NodeSpec = NodeSpec {
         super::DATASOURCE,
         super::TRANSACTION,
     ],
+    examples: &[NodeExample {
+        title: "A COMPUTE module builds a confirmation from the order",
+        properties: "module: Confirm",
+        esql: "CREATE COMPUTE MODULE Confirm
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot.Properties = InputRoot.Properties;
+		SET OutputRoot.XMLNSC.confirmation.order = InputRoot.XMLNSC.order.id;
+		SET OutputRoot.XMLNSC.confirmation.status = 'accepted';
+		RETURN TRUE;
+	END;
+END MODULE;",
+        input: ExampleInput::xml("<order><id>7</id><amount>1500</amount></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[(
+            "out",
+            "<confirmation><order>7</order><status>accepted</status></confirmation>",
+        )]),
+        runs: Runs::Yes,
+    }],
     build: build_compute,
 };
 

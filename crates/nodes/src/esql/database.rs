@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use sluice_esql::runtime::{Module, ModuleKind, RunOptions};
 use sluice_node_api::{
-    ConfigError, Ctx, Message, Node, NodeConfig, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec,
-    Terminal, Tree,
+    ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeConfig, NodeError,
+    NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal, Tree,
 };
 
 use super::host::{CtxHost, Transaction};
@@ -31,6 +31,25 @@ pub static DATABASE: NodeSpec = NodeSpec {
         super::USER_PROPERTIES,
         super::TRANSACTION,
     ],
+    examples: &[NodeExample {
+        title: "A DATABASE module records the order, which then goes on unchanged",
+        properties: "module: RecordOrder, datasource: ':memory:'",
+        esql: "CREATE DATABASE MODULE RecordOrder
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		PASSTHRU('CREATE TABLE IF NOT EXISTS orders(id TEXT, amount INTEGER)');
+		INSERT INTO Database.orders(id, amount) VALUES(Body.order.id, Body.order.amount);
+		RETURN TRUE;
+	END;
+END MODULE;",
+        input: ExampleInput::xml("<order><id>7</id><amount>1500</amount></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[(
+            "out",
+            "<order><id>7</id><amount>1500</amount></order>",
+        )]),
+        runs: Runs::Yes,
+    }],
     build: |c: &NodeConfig, b| {
         let module = super::program::module(b, c.str("module"), ModuleKind::Database)?;
         let options = super::compute::run_options(c, b, &module)?;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use sluice_esql::runtime::{Module, ModuleKind, RunOptions};
 use sluice_node_api::{
-    ConfigError, Ctx, Message, Node, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
-    TerminalSpec,
+    ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeError, NodeExample,
+    NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal, TerminalSpec,
 };
 use sluice_tree::xpath::{XPath, XPathContext, XPathError};
 
@@ -51,6 +51,37 @@ pub static FILTER: NodeSpec = NodeSpec {
         super::USER_PROPERTIES,
         super::DATASOURCE,
         super::TRANSACTION,
+    ],
+    examples: &[
+        NodeExample {
+            title: "An XPath expression sends a large order to `true`",
+            properties: "expression: '$Body/order/amount > 1000'",
+            esql: "",
+            input: ExampleInput::xml("<order><amount>1500</amount></order>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[(
+                "true",
+                "<order><amount>1500</amount></order>",
+            )]),
+            runs: Runs::Yes,
+        },
+        NodeExample {
+            title: "An ESQL FILTER module sends an order that is not urgent to `false`",
+            properties: "module: IsUrgent",
+            esql: "CREATE FILTER MODULE IsUrgent
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		RETURN Body.order.priority = 'urgent';
+	END;
+END MODULE;",
+            input: ExampleInput::xml("<order><priority>normal</priority></order>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[(
+                "false",
+                "<order><priority>normal</priority></order>",
+            )]),
+            runs: Runs::Yes,
+        },
     ],
     build: |c, b| {
         let condition = match (c.opt_str("expression"), c.opt_str("module")) {

@@ -98,6 +98,7 @@ static SOURCE: NodeSpec = NodeSpec {
         required: true,
         doc: "",
     }],
+    examples: &[],
     build: |c, _| {
         Ok(NodeImpl::Input(Arc::new(Source {
             body: c.str("body").to_string(),
@@ -112,6 +113,7 @@ static CAPTURE: NodeSpec = NodeSpec {
     outputs: &[],
     dynamic_outputs: false,
     properties: &[],
+    examples: &[],
     build: |_, b| {
         Ok(NodeImpl::Process(Arc::new(Capture {
             name: b.label.to_string(),

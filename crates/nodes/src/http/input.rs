@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use sluice_node_api::{
-    BuildContext, ConfigError, InputNode, InstanceRunner, Invocation, Message, NodeConfig,
-    NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
+    BuildContext, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner, Invocation,
+    Message, NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs,
+    Terminal,
 };
 use sluice_tree::{Text, Tree, Value, field_type};
 
@@ -37,6 +38,15 @@ pub static HTTP_INPUT: NodeSpec = NodeSpec {
         domains::PARSE_TIMING,
         domains::OPAQUE_ELEMENTS,
     ],
+    examples: &[NodeExample {
+        title: "A POST to `/orders` starts the flow with the request body",
+        properties: "path: /orders, domain: XMLNSC",
+        esql: "",
+        input: ExampleInput::xml("<order><id>7</id></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
+        runs: Runs::No("only an HTTP request to the server's listener starts it."),
+    }],
     build: build_http_input,
 };
 

@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use sluice_node_api::{
-    Ctx, Message, Node, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
+    Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeError, NodeExample, NodeImpl, NodeSpec,
+    PropKind, PropSpec, Runs, Terminal,
 };
 use sluice_tree::Value;
 
@@ -35,6 +36,31 @@ pub static HTTP_REPLY: NodeSpec = NodeSpec {
             default: Some("true"),
             required: false,
             doc: "Whether a client that went away is ignored rather than raised as an exception.",
+        },
+    ],
+    examples: &[
+        NodeExample {
+            title: "The body answers the request that started the flow, then goes on to `out`",
+            properties: "status: 201",
+            esql: "",
+            input: ExampleInput::xml("<confirmation><order>7</order></confirmation>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[(
+                "out",
+                "<confirmation><order>7</order></confirmation>",
+            )]),
+            runs: Runs::No(
+                "it answers the open request of an HTTPInput, which only an HTTP client gives.",
+            ),
+        },
+        NodeExample {
+            title: "Reached without an HTTPInput request to answer, it raises",
+            properties: "",
+            esql: "",
+            input: ExampleInput::xml("<confirmation><order>7</order></confirmation>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Raises("there is no HTTP request to reply to"),
+            runs: Runs::Yes,
         },
     ],
     build: |c, _| {

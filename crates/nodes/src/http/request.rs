@@ -15,8 +15,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, ExceptionKind, Message, Node, NodeConfig, NodeError, NodeImpl,
-    NodeSpec, PropKind, PropSpec, Terminal, TerminalSpec,
+    BuildContext, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind, Message, Node,
+    NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
+    TerminalSpec,
 };
 use sluice_tree::{Position, Text, Value, field_type};
 
@@ -64,6 +65,29 @@ pub static HTTP_REQUEST: NodeSpec = NodeSpec {
         domains::DOMAIN,
         domains::PARSE_TIMING,
         domains::OPAQUE_ELEMENTS,
+    ],
+    examples: &[
+        NodeExample {
+            title: "The service's response continues the flow in place of the request",
+            properties: "url: 'http://stock.example/check', domain: XMLNSC",
+            esql: "",
+            input: ExampleInput::xml("<order><item>A-1</item></order>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[(
+                "out",
+                "<stock><item>A-1</item><available>4</available></stock>",
+            )]),
+            runs: Runs::No("it needs an HTTP service to call."),
+        },
+        NodeExample {
+            title: "A service that refuses the connection makes it raise",
+            properties: "url: 'http://127.0.0.1:1/', timeout_secs: 2",
+            esql: "",
+            input: ExampleInput::xml("<order><item>A-1</item></order>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Raises("the request to http://127.0.0.1:1/ failed"),
+            runs: Runs::Yes,
+        },
     ],
     build: build_http_request,
 };

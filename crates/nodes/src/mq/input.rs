@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_node_api::{
-    BuildContext, ConfigError, InputNode, InstanceRunner, Invocation, NodeConfig, NodeError,
-    NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
+    BuildContext, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner, Invocation,
+    NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
 };
 use sluice_qm::{GetOptions, QueueManager};
 
@@ -51,6 +51,15 @@ pub static MQ_INPUT: NodeSpec = NodeSpec {
         domains::PARSE_TIMING,
         domains::OPAQUE_ELEMENTS,
     ],
+    examples: &[NodeExample {
+        title: "Each message put on `ORDERS.IN` starts the flow",
+        properties: "queue: ORDERS.IN, domain: XMLNSC",
+        esql: "",
+        input: ExampleInput::xml("<order><id>7</id></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
+        runs: Runs::No("only a message arriving on its queue starts it."),
+    }],
     build: build_mq_input,
 };
 

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, ExceptionKind, Message, Node, NodeConfig, NodeError, NodeImpl,
-    NodeSpec, PropKind, PropSpec, Terminal, TerminalSpec,
+    BuildContext, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind, Message, Node,
+    NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
+    TerminalSpec,
 };
 use sluice_qm::{GetOptions, Persistence, PutOptions, QueueManager, msg_type};
 use sluice_tree::{Text, Value, field_type};
@@ -66,6 +67,30 @@ pub static MQ_OUTPUT: NodeSpec = NodeSpec {
         PERSISTENCE,
         TRANSACTION,
     ],
+    examples: &[
+        NodeExample {
+            title: "The message is put on `ORDERS.OUT` and goes on to `out`",
+            properties: "queue: ORDERS.OUT",
+            esql: "",
+            input: ExampleInput::xml("<order><id>7</id></order>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
+            runs: Runs::Yes,
+        },
+        NodeExample {
+            title: "With `destination_mode: destination_list`, the LocalEnvironment names the queue",
+            properties: "destination_mode: destination_list",
+            esql: "",
+            input: ExampleInput {
+                domain: "XMLNSC",
+                body: "<order><id>7</id></order>",
+                local_environment: &[("Destination.MQ.DestinationData.queueName", "ORDERS.OUT")],
+            },
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
+            runs: Runs::Yes,
+        },
+    ],
     build: |c, b| build_output(c, b, false),
 };
 
@@ -77,6 +102,31 @@ pub static MQ_REPLY: NodeSpec = NodeSpec {
     outputs: &[FAILURE, OUT],
     dynamic_outputs: false,
     properties: &[PERSISTENCE, TRANSACTION],
+    examples: &[
+        NodeExample {
+            title: "The answer goes to the request's ReplyToQ, correlated with its MsgId",
+            properties: "",
+            esql: "",
+            input: ExampleInput::xml("<confirmation><order>7</order></confirmation>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[(
+                "out",
+                "<confirmation><order>7</order></confirmation>",
+            )]),
+            runs: Runs::No(
+                "it needs a request's `Root.MQMD`, which MQInput or MQGet gives, and the example's input has only a body.",
+            ),
+        },
+        NodeExample {
+            title: "A message without an MQMD has no ReplyToQ, so it raises",
+            properties: "",
+            esql: "",
+            input: ExampleInput::xml("<confirmation><order>7</order></confirmation>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Raises("the message has no ReplyToQ in Root.MQMD"),
+            runs: Runs::Yes,
+        },
+    ],
     build: |c, b| build_output(c, b, true),
 };
 
@@ -314,6 +364,31 @@ pub static MQ_GET: NodeSpec = NodeSpec {
         domains::DOMAIN,
         domains::PARSE_TIMING,
         domains::OPAQUE_ELEMENTS,
+    ],
+    examples: &[
+        NodeExample {
+            title: "The reply to the request replaces the message",
+            properties: "queue: ORDERS.REPLIES, match: msg_id_as_correl_id, wait_ms: 5000, domain: XMLNSC",
+            esql: "",
+            input: ExampleInput::xml("<order><id>7</id></order>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[(
+                "out",
+                "<confirmation><order>7</order></confirmation>",
+            )]),
+            runs: Runs::No(
+                "it needs a request's `Root.MQMD` and a reply waiting on the queue, which the example's input cannot give.",
+            ),
+        },
+        NodeExample {
+            title: "An empty queue sends the message on to `no_message`",
+            properties: "queue: ORDERS.REPLIES",
+            esql: "",
+            input: ExampleInput::xml("<order><id>7</id></order>"),
+            raising_downstream: &[],
+            outcome: ExampleOutcome::Propagates(&[("no_message", "<order><id>7</id></order>")]),
+            runs: Runs::Yes,
+        },
     ],
     build: |c, b| {
         let qm = Services::from_build(b)?.queue_manager()?;
