@@ -116,18 +116,7 @@ pub(crate) fn expand(
     };
     let bytes = tree.buffer(buf).clone();
     let index = parser_index(tree, id)?;
-    let mut b = Builder {
-        p,
-        tree,
-        bytes: &bytes,
-        buf,
-        index,
-        attrs: Vec::new(),
-        scope: Scope::default(),
-        scratch: Vec::new(),
-        seq: 0,
-        rescanned: false,
-    };
+    let mut b = Builder::new(p, tree, &bytes, buf, index);
     if b.tree.parser_flags(id) & flags::DOC != 0 {
         loop {
             let finished = b.document_step(id)?;
@@ -218,18 +207,7 @@ fn build_past(p: &XmlnscParser, tree: &mut Tree, c: NodeId) -> bool {
         return false;
     };
     let keep = tree.peek_last_child(c);
-    let mut b = Builder {
-        p,
-        tree,
-        bytes: &bytes,
-        buf,
-        index,
-        attrs: Vec::new(),
-        scope: Scope::default(),
-        scratch: Vec::new(),
-        seq: 0,
-        rescanned: false,
-    };
+    let mut b = Builder::new(p, tree, &bytes, buf, index);
     scope::from_ancestors(b.tree, c, buf, &mut b.scope);
     let depth = depth_of(b.tree, c);
     let start = start_of(b.tree, b.bytes, c);
@@ -286,7 +264,28 @@ pub(crate) struct Builder<'t, 'b> {
     pub rescanned: bool,
 }
 
-impl Builder<'_, '_> {
+impl<'t, 'b> Builder<'t, 'b> {
+    fn new(
+        p: &'t XmlnscParser,
+        tree: &'t mut Tree,
+        bytes: &'b [u8],
+        buf: u32,
+        index: u16,
+    ) -> Builder<'t, 'b> {
+        Builder {
+            p,
+            tree,
+            bytes,
+            buf,
+            index,
+            attrs: Vec::new(),
+            scope: Scope::default(),
+            scratch: Vec::new(),
+            seq: 0,
+            rescanned: false,
+        }
+    }
+
     pub(crate) fn lexer(&self, pos: usize) -> Lexer<'_> {
         Lexer::new(self.bytes, pos, self.p.options.limits.max_attributes)
     }

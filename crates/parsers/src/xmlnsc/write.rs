@@ -338,28 +338,17 @@ impl Writer {
             let bytes = tree.bytes(text);
             has_content = !bytes.is_empty();
             escape_text(bytes, out);
-            let after_value = out.len();
-            return self.close(
-                tree,
-                id,
-                out,
-                depth,
-                &prefix,
-                before,
-                after_value,
-                has_content,
-                mark,
-            );
-        }
-        self.scratch.clear();
-        let has_value = value_text(tree, value, &mut self.scratch);
-        if has_value && cdata {
-            // Even an empty CDATA section is written, so the field type survives a re-parse.
-            has_content = true;
-            write_cdata(&self.scratch, out);
-        } else if has_value && !self.scratch.is_empty() {
-            has_content = true;
-            escape_text(&self.scratch, out);
+        } else {
+            self.scratch.clear();
+            let has_value = value_text(tree, value, &mut self.scratch);
+            if has_value && cdata {
+                // Even an empty CDATA section is written, so the field type survives a re-parse.
+                has_content = true;
+                write_cdata(&self.scratch, out);
+            } else if has_value && !self.scratch.is_empty() {
+                has_content = true;
+                escape_text(&self.scratch, out);
+            }
         }
         let after_value = out.len();
         self.close(
