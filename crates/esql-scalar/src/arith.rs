@@ -4,9 +4,8 @@
 //! INTEGER op DECIMAL is DECIMAL; anything op FLOAT is FLOAT. Dates, times and
 //! timestamps combine with INTERVALs; INTERVALs scale by numbers. NULL in, NULL out.
 
-use std::sync::Arc;
-
-use crate::cast::to_character;
+use crate::cast::write_character;
+use crate::char_string::{CharString, CharWriter};
 use crate::datetime::{Date, MICROS_PER_DAY, Time, Timestamp};
 use crate::decimal::{Decimal, RoundingMode};
 use crate::error::ScalarError;
@@ -403,10 +402,7 @@ pub fn concat(a: &Value, b: &Value) -> Result<Value, ScalarError> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => Ok(Value::Null),
         (Value::Character(x), Value::Character(y)) => {
-            let mut s = String::with_capacity(x.len() + y.len());
-            s.push_str(x);
-            s.push_str(y);
-            Ok(Value::Character(Arc::from(s)))
+            Ok(Value::Character(CharString::concat(x, y)))
         }
         (Value::Blob(x), Value::Blob(y)) => {
             let mut v = Vec::with_capacity(x.len() + y.len());
@@ -425,9 +421,10 @@ pub fn concat(a: &Value, b: &Value) -> Result<Value, ScalarError> {
             Err(mismatch("||", a, b))
         }
         _ => {
-            let x = to_character(a)?;
-            let y = to_character(b)?;
-            Ok(Value::from_string(x + &y))
+            let mut w = CharWriter::new();
+            write_character(a, &mut w)?;
+            write_character(b, &mut w)?;
+            Ok(Value::Character(w.finish()))
         }
     }
 }

@@ -160,30 +160,37 @@ enum Token {
     Any,
 }
 
-fn tokenize(pattern: &str, escape: Option<char>) -> Result<Vec<Token>, ScalarError> {
-    let mut out = Vec::new();
+/// The token at byte `at` of a LIKE pattern and the byte where the next one starts; `None` at
+/// the end. Matching walks the pattern in place, so that LIKE allocates nothing.
+fn token_at(pattern: &str, at: usize, escape: Option<char>) -> Option<(Token, usize)> {
+    let mut chars = pattern.get(at..)?.chars();
+    let c = chars.next()?;
+    let next = at + c.len_utf8();
+    Some(if Some(c) == escape {
+        // `check_pattern` has made sure that an escape is followed by a character.
+        let n = chars.next()?;
+        (Token::Char(n), next + n.len_utf8())
+    } else if c == '%' {
+        (Token::Any, next)
+    } else if c == '_' {
+        (Token::One, next)
+    } else {
+        (Token::Char(c), next)
+    })
+}
+
+fn check_pattern(pattern: &str, escape: Option<char>) -> Result<(), ScalarError> {
     let mut chars = pattern.chars();
     while let Some(c) = chars.next() {
-        if Some(c) == escape {
-            match chars.next() {
-                Some(n) => out.push(Token::Char(n)),
-                None => {
-                    return Err(ScalarError::arg(
-                        "LIKE",
-                        2,
-                        "the pattern ends with the escape character",
-                    ));
-                }
-            }
-        } else if c == '%' {
-            out.push(Token::Any);
-        } else if c == '_' {
-            out.push(Token::One);
-        } else {
-            out.push(Token::Char(c));
+        if Some(c) == escape && chars.next().is_none() {
+            return Err(ScalarError::arg(
+                "LIKE",
+                2,
+                "the pattern ends with the escape character",
+            ));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// `source LIKE pattern [ESCAPE escape]`: `%` matches any run of characters, `_`
@@ -226,42 +233,47 @@ pub fn like(
             ));
         }
     };
-    let tokens = tokenize(p, esc)?;
-    let text: Vec<char> = s.chars().collect();
-    Ok(Some(matches(&text, &tokens)))
+    check_pattern(p, esc)?;
+    Ok(Some(matches(s, p, esc)))
 }
 
-/// Wildcard matching in O(len(text) × len(pattern)) without recursion.
-fn matches(text: &[char], tokens: &[Token]) -> bool {
+/// Wildcard matching in O(len(text) × len(pattern)) without recursion; positions are bytes.
+fn matches(text: &str, pattern: &str, escape: Option<char>) -> bool {
+    let char_len = |at: usize| text[at..].chars().next().map_or(1, char::len_utf8);
     let (mut t, mut p) = (0usize, 0usize);
+    // Where the pattern goes on after the last `%` seen, and the text that `%` has matched to.
     let mut star: Option<(usize, usize)> = None;
     while t < text.len() {
-        match tokens.get(p) {
-            Some(Token::Any) => {
-                star = Some((p, t));
-                p += 1;
+        match token_at(pattern, p, escape) {
+            Some((Token::Any, next)) => {
+                star = Some((next, t));
+                p = next;
             }
-            Some(Token::One) => {
-                t += 1;
-                p += 1;
+            Some((Token::One, next)) => {
+                t += char_len(t);
+                p = next;
             }
-            Some(Token::Char(c)) if *c == text[t] => {
-                t += 1;
-                p += 1;
+            Some((Token::Char(c), next)) if text[t..].starts_with(c) => {
+                t += c.len_utf8();
+                p = next;
             }
             _ => match star {
-                Some((sp, st)) => {
-                    p = sp + 1;
-                    t = st + 1;
-                    star = Some((sp, st + 1));
+                Some((after, st)) => {
+                    p = after;
+                    t = st + char_len(st);
+                    star = Some((after, t));
                 }
                 None => return false,
             },
         }
     }
-    tokens[p.min(tokens.len())..]
-        .iter()
-        .all(|t| *t == Token::Any)
+    while let Some((token, next)) = token_at(pattern, p, escape) {
+        if token != Token::Any {
+            return false;
+        }
+        p = next;
+    }
+    true
 }
 
 #[cfg(test)]
@@ -296,6 +308,41 @@ mod tests {
         assert_eq!(less(&s("abc"), &s("abd")).unwrap(), Some(true));
         assert_eq!(less(&s("ab"), &s("ab\t")).unwrap(), Some(true));
         assert_eq!(greater(&s("ABC"), &s("AB")).unwrap(), Some(true));
+    }
+
+    /// LIKE by its definition, recursively, over characters.
+    fn like_reference(t: &[char], p: &[char], esc: Option<char>) -> bool {
+        match p.split_first() {
+            None => t.is_empty(),
+            Some((&c, rest)) if Some(c) == esc => {
+                t.first() == rest.first()
+                    && !t.is_empty()
+                    && like_reference(&t[1..], &rest[1..], esc)
+            }
+            Some(('%', rest)) => (0..=t.len()).any(|i| like_reference(&t[i..], rest, esc)),
+            Some(('_', rest)) => !t.is_empty() && like_reference(&t[1..], rest, esc),
+            Some((&c, rest)) => t.first() == Some(&c) && like_reference(&t[1..], rest, esc),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn like_agrees_with_its_definition(t in "[aé_%!]{0,8}", p in "[aé_%!]{0,6}") {
+            let (tc, pc): (Vec<char>, Vec<char>) = (t.chars().collect(), p.chars().collect());
+            for esc in [None, Some('!')] {
+                // An escape takes the next character with it, so the pattern ends with a lone
+                // escape (an error) when the run of escapes at its end is odd.
+                let lone_escape = p.chars().rev().take_while(|&c| c == '!').count() % 2 == 1;
+                let expected = if esc.is_some() && lone_escape {
+                    None
+                } else {
+                    Some(like_reference(&tc, &pc, esc))
+                };
+                let escape = esc.map(|c| Value::from_text(&c.to_string()));
+                let got = like(&s(&t), &s(&p), escape.as_ref()).ok().flatten();
+                proptest::prop_assert_eq!(got, expected, "{:?} LIKE {:?} ESCAPE {:?}", t, p, esc);
+            }
+        }
     }
 
     #[test]

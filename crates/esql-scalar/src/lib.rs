@@ -1,7 +1,8 @@
 //! The ESQL scalar layer: values, type promotion, CAST, and the scalar built-in
 //! functions, following the IBM App Connect Enterprise ESQL reference.
 //!
-//! - [`value`]: [`Value`], [`DataType`], [`BitString`].
+//! - [`value`]: [`Value`], [`DataType`], [`BitString`]; [`char_string`] holds the text of
+//!   CHARACTER values.
 //! - [`decimal`], [`datetime`], [`interval`]: the DECIMAL (34-digit decimal128),
 //!   DATE / TIME / TIMESTAMP and INTERVAL representations.
 //! - [`arith`]: `+ - * /` with ESQL type promotion, unary minus, `||`.
@@ -16,6 +17,7 @@
 
 pub mod arith;
 pub mod cast;
+pub mod char_string;
 pub mod clock;
 pub mod codepage;
 pub mod compare;
@@ -28,6 +30,7 @@ pub mod interval;
 pub mod value;
 
 pub use crate::cast::{CastOptions, cast, cast_many, cast_with};
+pub use crate::char_string::{CharString, CharWriter};
 pub use crate::datetime::{Date, Time, Timestamp};
 pub use crate::decimal::{Decimal, RoundingMode};
 pub use crate::error::ScalarError;

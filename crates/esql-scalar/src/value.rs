@@ -1,10 +1,10 @@
 //! The ESQL scalar value and the names of its types.
 
 use std::fmt;
-use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::char_string::CharString;
 use crate::datetime::{Date, Time, Timestamp};
 use crate::decimal::Decimal;
 use crate::interval::{Interval, IntervalQualifier};
@@ -79,8 +79,8 @@ pub enum Value {
     Decimal(Decimal),
     /// FLOAT: 64-bit binary floating point.
     Float(f64),
-    /// CHARACTER: Unicode text (cheap to clone).
-    Character(Arc<str>),
+    /// CHARACTER: Unicode text (short text in place, longer text shared: cheap to clone).
+    Character(CharString),
     /// BLOB: bytes.
     Blob(Bytes),
     /// BIT: a bit string.
@@ -142,12 +142,12 @@ impl Value {
 
     /// A CHARACTER.
     pub fn from_text(s: &str) -> Value {
-        Value::Character(Arc::from(s))
+        Value::Character(CharString::from(s))
     }
 
     /// A CHARACTER taking ownership of the text.
     pub fn from_string(s: String) -> Value {
-        Value::Character(Arc::from(s))
+        Value::Character(CharString::from(s))
     }
 
     /// A BLOB.
@@ -181,7 +181,7 @@ impl Value {
     /// The text of a CHARACTER value.
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            Value::Character(s) => Some(s),
+            Value::Character(s) => Some(s.as_str()),
             _ => None,
         }
     }

@@ -12,7 +12,7 @@ mod text;
 pub use datetime_format::{format_datetime, parse_datetime};
 pub use many::cast_many;
 pub use number_format::{format_number, parse_number};
-pub use text::to_character;
+pub use text::{to_character, write_character};
 
 use crate::clock;
 use crate::datetime::{Date, MICROS_PER_DAY, MICROS_PER_SECOND, Time, Timestamp};
@@ -108,7 +108,7 @@ fn convert(value: &Value, target: DataType, opts: &CastOptions) -> Result<Value,
         return text::from_character(s, target, opts);
     }
     match target {
-        DataType::Character => text::to_character_with(value, opts).map(Value::from_string),
+        DataType::Character => text::character_value(value, opts),
         DataType::Boolean => match value {
             Value::Boolean(b) => Ok(Value::Boolean(*b)),
             _ => Err(unsupported(value, target)),

@@ -2,9 +2,10 @@
 //! (`DATE '2024-01-31'`, `X'0a1b'`, `B'0101'`, `INTERVAL '1-02' YEAR TO MONTH`),
 //! FORMAT patterns, and CCSID conversion.
 
-use std::sync::Arc;
+use sluice_tree::text_form::{FLOAT_TEXT_BYTES, float_text};
 
 use crate::cast::{CastOptions, datetime_format, fit_decimal, number_format};
+use crate::char_string::{CharString, CharWriter};
 use crate::codepage::{self, ENCODING_LITTLE_ENDIAN};
 use crate::datetime::{Date, Time, Timestamp};
 use crate::decimal::Decimal;
@@ -19,6 +20,44 @@ pub fn to_character(value: &Value) -> Result<String, ScalarError> {
         return Ok(String::new());
     }
     to_character_with(value, &CastOptions::default())
+}
+
+/// [`to_character`] written into `out`: BOOLEAN, INTEGER, FLOAT and DECIMAL print in place, so
+/// that short results (`CAST(n AS CHARACTER)`, `'n=' || n`) cost no heap allocation.
+pub fn write_character(value: &Value, out: &mut CharWriter) -> Result<(), ScalarError> {
+    use std::fmt::Write;
+    match value {
+        Value::Null => {}
+        Value::Character(s) => out.push_str(s),
+        Value::Boolean(b) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
+        // Writing to a CharWriter cannot fail.
+        Value::Integer(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Decimal(d) => {
+            let _ = write!(out, "{d}");
+        }
+        Value::Float(f) => {
+            let mut buf = [0u8; FLOAT_TEXT_BYTES];
+            out.push_str(float_text(*f, &mut buf));
+        }
+        other => out.push_str(&to_character(other)?),
+    }
+    Ok(())
+}
+
+/// `CAST(value AS CHARACTER …)` of a value that is not CHARACTER already.
+pub(super) fn character_value(value: &Value, opts: &CastOptions) -> Result<Value, ScalarError> {
+    match value {
+        Value::Boolean(_) | Value::Integer(_) | Value::Decimal(_) | Value::Float(_)
+            if opts.format.is_none() =>
+        {
+            let mut w = CharWriter::new();
+            write_character(value, &mut w)?;
+            Ok(Value::Character(w.finish()))
+        }
+        _ => to_character_with(value, opts).map(Value::from_string),
+    }
 }
 
 fn encoding(opts: &CastOptions) -> i64 {
@@ -155,7 +194,7 @@ fn parse_hex(text: &str) -> Result<Vec<u8>, ScalarError> {
 }
 
 pub(super) fn from_character(
-    text: &Arc<str>,
+    text: &CharString,
     target: DataType,
     opts: &CastOptions,
 ) -> Result<Value, ScalarError> {
@@ -164,12 +203,18 @@ pub(super) fn from_character(
     let ccsid = opts.ccsid;
     match target {
         DataType::Character => Ok(Value::Character(text.clone())),
-        DataType::Boolean => match s.trim().to_ascii_uppercase().as_str() {
-            "TRUE" => Ok(Value::Boolean(true)),
-            "FALSE" => Ok(Value::Boolean(false)),
-            "UNKNOWN" => Ok(Value::Null),
-            _ => Err(ScalarError::cast(s, "BOOLEAN")),
-        },
+        DataType::Boolean => {
+            let t = s.trim();
+            if t.eq_ignore_ascii_case("TRUE") {
+                Ok(Value::Boolean(true))
+            } else if t.eq_ignore_ascii_case("FALSE") {
+                Ok(Value::Boolean(false))
+            } else if t.eq_ignore_ascii_case("UNKNOWN") {
+                Ok(Value::Null)
+            } else {
+                Err(ScalarError::cast(s, "BOOLEAN"))
+            }
+        }
         DataType::Integer => match fmt {
             Some(p) => {
                 let d = number_format::parse_number(s, p)?;
@@ -213,12 +258,18 @@ pub(super) fn from_character(
             if let Some(p) = fmt {
                 return datetime_format::parse_datetime(s, p, target);
             }
-            let keyword = target.to_string();
-            let body = literal_body(s, &keyword);
+            let keyword = match target {
+                DataType::Date => "DATE",
+                DataType::Time => "TIME",
+                DataType::GmtTime => "GMTTIME",
+                DataType::Timestamp => "TIMESTAMP",
+                _ => "GMTTIMESTAMP",
+            };
+            let body = literal_body(s, keyword);
             let relabel = |e: ScalarError| match e {
                 ScalarError::CastFailure { detail, .. } => ScalarError::CastFailure {
                     value: s.to_string(),
-                    target: keyword.clone(),
+                    target: keyword.to_string(),
                     detail,
                 },
                 other => other,

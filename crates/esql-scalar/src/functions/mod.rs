@@ -18,6 +18,7 @@ mod datetime;
 mod misc;
 mod numeric;
 mod string;
+mod string_chars;
 
 pub use datetime::{current, current_at, extract};
 pub use misc::{coalesce, nullif, uuid_as_blob, uuid_as_char};

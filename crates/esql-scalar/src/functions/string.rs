@@ -3,6 +3,7 @@
 //! REPLACE, TRANSLATE, OVERLAY, REPLICATE, SPACE, CONTAINS, STARTSWITH, ENDSWITH.
 //! Any NULL argument gives NULL.
 
+use super::string_chars as chars;
 use crate::error::ScalarError;
 use crate::value::{BitString, Value};
 
@@ -132,6 +133,9 @@ pub fn length(source: &Value) -> Result<Value, ScalarError> {
 /// LEFT(source, length): the first `length` units.
 pub fn left(source: &Value, len: &Value) -> Result<Value, ScalarError> {
     null_in_null_out!(source, len);
+    if let Some(r) = chars::left(source, len) {
+        return r;
+    }
     let u = units("LEFT", 1, source)?;
     let n = int_arg("LEFT", 2, len)?;
     if n < 0 {
@@ -148,6 +152,9 @@ pub fn left(source: &Value, len: &Value) -> Result<Value, ScalarError> {
 /// RIGHT(source, length): the last `length` units.
 pub fn right(source: &Value, len: &Value) -> Result<Value, ScalarError> {
     null_in_null_out!(source, len);
+    if let Some(r) = chars::right(source, len) {
+        return r;
+    }
     let u = units("RIGHT", 1, source)?;
     let n = int_arg("RIGHT", 2, len)?;
     if n < 0 {
@@ -167,6 +174,9 @@ pub fn substring(source: &Value, start: &Value, len: Option<&Value>) -> Result<V
     null_in_null_out!(source, start);
     if len.is_some_and(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if let Some(r) = chars::substring(source, start, len) {
+        return r;
     }
     let u = units("SUBSTRING", 1, source)?;
     let s = int_arg("SUBSTRING", 2, start)?;
@@ -204,6 +214,9 @@ pub fn substring_before(
     if len.is_some_and(Value::is_null) {
         return Ok(Value::Null);
     }
+    if let Some(r) = chars::substring_before(source, delimiter, len) {
+        return r;
+    }
     let u = units("SUBSTRING", 1, source)?;
     let d = same_kind("SUBSTRING", 2, &u, delimiter)?;
     let Some(at) = find(&u.units, &d, 0) else {
@@ -226,6 +239,9 @@ pub fn substring_after(
     null_in_null_out!(source, delimiter);
     if len.is_some_and(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if let Some(r) = chars::substring_after(source, delimiter, len) {
+        return r;
     }
     let u = units("SUBSTRING", 1, source)?;
     let d = same_kind("SUBSTRING", 2, &u, delimiter)?;
@@ -259,6 +275,11 @@ pub fn position(
     null_in_null_out!(search, source);
     if from.is_some_and(Value::is_null) || repeat.is_some_and(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if repeat.is_none()
+        && let Some(r) = chars::position(search, source, from)
+    {
+        return r;
     }
     let src = units("POSITION", 2, source)?;
     let needle = same_kind("POSITION", 1, &src, search)?;
@@ -329,6 +350,9 @@ pub fn trim(
     if singleton.is_some_and(Value::is_null) {
         return Ok(Value::Null);
     }
+    if let Some(r) = chars::trim(spec, singleton, source) {
+        return r;
+    }
     let u = units("TRIM", 2, source)?;
     let pad = match singleton {
         Some(s) => {
@@ -363,6 +387,9 @@ pub fn trim(
 /// UPPER / UCASE.
 pub fn upper(source: &Value) -> Result<Value, ScalarError> {
     null_in_null_out!(source);
+    if let Some(r) = chars::upper(source) {
+        return r;
+    }
     Ok(Value::from_string(
         text_arg("UPPER", 1, source)?.to_uppercase(),
     ))
@@ -371,6 +398,9 @@ pub fn upper(source: &Value) -> Result<Value, ScalarError> {
 /// LOWER / LCASE.
 pub fn lower(source: &Value) -> Result<Value, ScalarError> {
     null_in_null_out!(source);
+    if let Some(r) = chars::lower(source) {
+        return r;
+    }
     Ok(Value::from_string(
         text_arg("LOWER", 1, source)?.to_lowercase(),
     ))
@@ -386,6 +416,9 @@ pub fn replace(
     null_in_null_out!(source, search);
     if replacement.is_some_and(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if let Some(r) = chars::replace(source, search, replacement) {
+        return r;
     }
     let u = units("REPLACE", 1, source)?;
     let s = same_kind("REPLACE", 2, &u, search)?;
@@ -510,8 +543,12 @@ fn predicate(
     source: &Value,
     other: &Value,
     test: fn(&[u32], &[u32]) -> bool,
+    text_test: fn(&str, &str) -> bool,
 ) -> Result<Value, ScalarError> {
     null_in_null_out!(source, other);
+    if let Some(r) = chars::predicate(source, other, text_test) {
+        return r;
+    }
     let u = units(function, 1, source)?;
     let o = same_kind(function, 2, &u, other)?;
     Ok(Value::Boolean(test(&u.units, &o)))
@@ -519,17 +556,35 @@ fn predicate(
 
 /// CONTAINS(source, search).
 pub fn contains(source: &Value, search: &Value) -> Result<Value, ScalarError> {
-    predicate("CONTAINS", source, search, |h, n| find(h, n, 0).is_some())
+    predicate(
+        "CONTAINS",
+        source,
+        search,
+        |h, n| find(h, n, 0).is_some(),
+        |h, n| h.contains(n),
+    )
 }
 
 /// STARTSWITH(source, prefix).
 pub fn starts_with(source: &Value, prefix: &Value) -> Result<Value, ScalarError> {
-    predicate("STARTSWITH", source, prefix, |h, n| h.starts_with(n))
+    predicate(
+        "STARTSWITH",
+        source,
+        prefix,
+        |h, n| h.starts_with(n),
+        |h, n| h.starts_with(n),
+    )
 }
 
 /// ENDSWITH(source, suffix).
 pub fn ends_with(source: &Value, suffix: &Value) -> Result<Value, ScalarError> {
-    predicate("ENDSWITH", source, suffix, |h, n| h.ends_with(n))
+    predicate(
+        "ENDSWITH",
+        source,
+        suffix,
+        |h, n| h.ends_with(n),
+        |h, n| h.ends_with(n),
+    )
 }
 
 #[cfg(test)]

@@ -1,11 +1,10 @@
 //! Values crossing between the scalar layer ([`sluice_esql_scalar::Value`]) and the message
 //! tree ([`sluice_tree::Value`], whose strings are handles into the tree's buffers).
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use sluice_esql_scalar::{
-    BitString, Date, Decimal, Interval, IntervalQualifier, Time, Timestamp, Value,
+    BitString, CharString, CharWriter, Date, Decimal, Interval, IntervalQualifier, Time, Timestamp,
+    Value,
 };
 use sluice_tree::{NodeId, Tree, Value as TreeValue};
 
@@ -29,7 +28,8 @@ fn qualifier_code(q: IntervalQualifier) -> u8 {
     QUALIFIERS.iter().position(|x| *x == q).unwrap_or(6) as u8
 }
 
-/// The scalar value of element `id` (character data is copied out of the tree).
+/// The scalar value of element `id` (character data is copied out of the tree: in place when
+/// it is short, see [`CharString`]).
 pub fn read(tree: &Tree, id: NodeId) -> Value {
     from_tree(tree, tree.value(id))
 }
@@ -44,9 +44,9 @@ pub fn from_tree(tree: &Tree, v: TreeValue) -> Value {
         TreeValue::Decimal(t) => match Decimal::parse(&tree.str(t)) {
             Ok(d) => Value::Decimal(d),
             // A decimal the parser could not read stays visible as its text.
-            Err(_) => Value::Character(Arc::from(tree.str(t).as_ref())),
+            Err(_) => Value::Character(CharString::from(tree.str(t).as_ref())),
         },
-        TreeValue::Character(t) => Value::Character(Arc::from(tree.str(t).as_ref())),
+        TreeValue::Character(t) => Value::Character(CharString::from(tree.str(t).as_ref())),
         TreeValue::Blob(t) => Value::Blob(Bytes::copy_from_slice(tree.bytes(t))),
         TreeValue::Bit(t) => Value::Bit(BitString::parse(&tree.str(t)).unwrap_or_default()),
         TreeValue::Date(d) => Date::from_days(d as i64).map_or(Value::Null, Value::Date),
@@ -105,5 +105,20 @@ pub fn text(v: &Value) -> String {
         Value::Null => String::new(),
         Value::Character(s) => s.to_string(),
         other => sluice_esql_scalar::cast::to_character(other).unwrap_or_default(),
+    }
+}
+
+/// [`text`] as CHARACTER text: a CHARACTER value's own (shared, not copied), and the short text
+/// of a number in place, so that names computed at run time cost no heap allocation.
+pub fn char_text(v: &Value) -> CharString {
+    match v {
+        Value::Character(s) => s.clone(),
+        other => {
+            let mut w = CharWriter::new();
+            match sluice_esql_scalar::cast::write_character(other, &mut w) {
+                Ok(()) => w.finish(),
+                Err(_) => CharString::EMPTY,
+            }
+        }
     }
 }

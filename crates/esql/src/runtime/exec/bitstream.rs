@@ -25,11 +25,15 @@ fn json() -> Arc<sluice_parsers::json::JsonParser> {
 
 /// The parser of a domain name, for DOMAIN clauses and serialising built trees.
 pub(crate) fn parser_for(domain: &str) -> Option<Arc<dyn Parser>> {
-    match domain.to_ascii_uppercase().as_str() {
-        "XMLNSC" | "XMLNS" | "XML" => Some(xml()),
-        "JSON" => Some(json()),
-        "BLOB" => Some(Arc::new(blob::BlobParser)),
-        _ => None,
+    let is = |name: &str| domain.eq_ignore_ascii_case(name);
+    if is("XMLNSC") || is("XMLNS") || is("XML") {
+        Some(xml())
+    } else if is("JSON") {
+        Some(json())
+    } else if is("BLOB") {
+        Some(Arc::new(blob::BlobParser))
+    } else {
+        None
     }
 }
 

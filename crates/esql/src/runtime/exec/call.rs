@@ -12,11 +12,58 @@ const MAX_CALL_DEPTH: u32 = 128;
 const STACK_BUDGET: usize = 768 * 1024;
 
 impl<'a> Exec<'a> {
-    /// Call routine `r` with evaluated arguments; returns its value and the final values of
-    /// its parameters (for OUT and INOUT).
-    pub fn call(&mut self, r: usize, args: Vec<RtVal>) -> R<(Option<RtVal>, Vec<Var>)> {
+    /// Call routine `r` with `args`, evaluated in the caller's `frame`; returns the routine's
+    /// value. OUT and INOUT parameters are copied back to the caller's variables or fields.
+    /// The routine's frame reuses the storage of an earlier call's, so a call allocates
+    /// nothing once the evaluation has run a call as deep.
+    pub fn call_with(&mut self, frame: &mut Frame, r: usize, args: &[Ex]) -> R<Option<RtVal>> {
+        let size = self.prog.routines[r].frame_size as usize;
+        let mut callee = Frame {
+            vars: self.spare_frames.pop().unwrap_or_default(),
+        };
+        callee.vars.resize(size, Var::Scalar(Value::Null));
+        let result = self.call_in(frame, &mut callee, r, args);
+        callee.vars.clear();
+        self.spare_frames.push(callee.vars);
+        result
+    }
+
+    fn call_in(
+        &mut self,
+        frame: &mut Frame,
+        callee: &mut Frame,
+        r: usize,
+        args: &[Ex],
+    ) -> R<Option<RtVal>> {
         let prog = self.prog;
         let routine = &prog.routines[r];
+        // Every argument is evaluated before any is converted to its parameter's type, and
+        // before the routine is found unfit to call, so that errors come in that order.
+        for (i, a) in args.iter().enumerate() {
+            let param = routine.params.get(i);
+            let by_ref = param.is_some_and(|p| matches!(p.kind, VarKind::Reference | VarKind::Row));
+            let v = self.eval(frame, a)?;
+            let v = if by_ref {
+                v
+            } else {
+                RtVal::S(self.scalar_of(v)?)
+            };
+            let Some(p) = param else {
+                continue;
+            };
+            let var = match (&p.kind, v) {
+                (VarKind::Reference | VarKind::Row, RtVal::F(l)) => Var::Ref {
+                    tree: l.tree,
+                    node: l.node,
+                    moved: true,
+                },
+                (VarKind::Scalar(_), RtVal::S(s)) if p.mode != Mode::Out => Var::Scalar(s),
+                _ => Var::Scalar(Value::Null),
+            };
+            if let Some(slot) = callee.vars.get_mut(p.slot as usize) {
+                *slot = var;
+            }
+        }
         if let Some(ext) = &routine.external {
             return Err(RtError::general(format!(
                 "routine {} is external ({ext}); only ESQL routines can run here",
@@ -31,25 +78,12 @@ impl<'a> Exec<'a> {
                 args.len()
             )));
         }
-        let mut frame = Frame {
-            vars: vec![Var::Scalar(Value::Null); routine.frame_size as usize],
-        };
-        for (p, a) in routine.params.iter().zip(args) {
-            let v = match (&p.kind, a) {
-                (VarKind::Reference, RtVal::F(l)) | (VarKind::Row, RtVal::F(l)) => Var::Ref {
-                    tree: l.tree,
-                    node: l.node,
-                    moved: true,
-                },
-                (VarKind::Scalar(t), a) if p.mode != Mode::Out => {
-                    let s = self.scalar_of(a)?;
-                    Var::Scalar(super::cast_to(s, *t)?)
-                }
-                (VarKind::Scalar(_), _) => Var::Scalar(Value::Null),
-                (_, _) => Var::Scalar(Value::Null),
-            };
-            if let Some(slot) = frame.vars.get_mut(p.slot as usize) {
-                *slot = v;
+        for p in &routine.params {
+            if let (VarKind::Scalar(t), Some(Var::Scalar(v))) =
+                (&p.kind, callee.vars.get_mut(p.slot as usize))
+                && p.mode != Mode::Out
+            {
+                *v = super::cast_to(std::mem::replace(v, Value::Null), *t)?;
             }
         }
         // Deep recursion must end in an error, never in a stack overflow: check the depth and
@@ -66,7 +100,7 @@ impl<'a> Exec<'a> {
         self.depth += 1;
         let saved = (self.file, self.line);
         self.file = routine.file;
-        let flow = self.block(&mut frame, &routine.body);
+        let flow = self.block(callee, &routine.body);
         self.depth -= 1;
         let (file, line) = (self.file, self.line);
         self.file = saved.0;
@@ -80,57 +114,26 @@ impl<'a> Exec<'a> {
             }
         };
         let ret = match (ret, &routine.returns) {
-            (Some(v), Some(t)) => {
-                let v = match v {
-                    RtVal::S(s) => RtVal::S(super::cast_to(s, *t)?),
-                    other => other,
-                };
-                Some(v)
-            }
+            (Some(RtVal::S(s)), Some(t)) => Some(RtVal::S(super::cast_to(s, *t)?)),
             (v, _) => v,
         };
-        Ok((ret, frame.vars))
-    }
-
-    /// Evaluate arguments, call, and copy OUT/INOUT parameters back.
-    pub fn call_with(
-        &mut self,
-        frame: &mut Frame,
-        r: usize,
-        args: &[Ex],
-    ) -> R<(Option<RtVal>, ())> {
-        let prog = self.prog;
-        let routine = &prog.routines[r];
-        let mut vals = Vec::with_capacity(args.len());
-        for (i, a) in args.iter().enumerate() {
-            let by_ref = routine
-                .params
-                .get(i)
-                .is_some_and(|p| matches!(p.kind, VarKind::Reference | VarKind::Row));
-            let v = self.eval(frame, a)?;
-            vals.push(if by_ref {
-                v
-            } else {
-                RtVal::S(self.scalar_of(v)?)
-            });
-        }
-        let (ret, out) = self.call(r, vals)?;
-        for (i, p) in routine.params.iter().enumerate() {
+        for (p, a) in routine.params.iter().zip(args) {
             if p.mode == Mode::In || !matches!(p.kind, VarKind::Scalar(_)) {
                 continue;
             }
-            let Some(Var::Scalar(v)) = out.get(p.slot as usize).cloned() else {
+            let Some(Var::Scalar(v)) = callee.vars.get_mut(p.slot as usize) else {
                 continue;
             };
-            match args.get(i) {
-                Some(Ex::Var(a)) => *self.var_mut(frame, *a)? = Var::Scalar(v),
-                Some(Ex::Path(pth)) => {
+            let v = std::mem::replace(v, Value::Null);
+            match a {
+                Ex::Var(a) => *self.var_mut(frame, *a)? = Var::Scalar(v),
+                Ex::Path(pth) => {
                     let at = self.nav_create(frame, pth)?;
                     self.set_value(at, &v)?;
                 }
                 _ => {}
             }
         }
-        Ok((ret, ()))
+        Ok(ret)
     }
 }

@@ -1,6 +1,6 @@
 //! CREATE, MOVE and the relative navigation DELETE … OF shares with MOVE.
 
-use sluice_esql_scalar::Value;
+use sluice_esql_scalar::{CharString, Value};
 use sluice_tree::{Position, Text, field_type};
 
 use super::stmt::position;
@@ -19,7 +19,13 @@ impl<'a> Exec<'a> {
         clauses: &Clauses,
         repeat: Option<(bool, bool)>,
     ) -> R<Option<Loc>> {
-        let (ty, ns, name) = self.clause_filter(frame, clauses)?;
+        // Most MOVEs have no TYPE, NAMESPACE or NAME clause: nothing to evaluate then.
+        let (ty, ns, name) =
+            if clauses.ty.is_none() && clauses.namespace.is_none() && clauses.name.is_none() {
+                (None, None, None)
+            } else {
+                self.clause_filter(frame, clauses)?
+            };
         // REPEAT NAME compares with the start's name where it lies (no copy per MOVE).
         let (ty, name, same_name) = match repeat {
             Some((rt, rn)) => {
@@ -45,9 +51,9 @@ impl<'a> Exec<'a> {
         };
         while let Some(id) = c {
             let ok = ty.is_none_or(|x| crate::runtime::field_types::matches(x, t.field_type(id)))
-                && name.as_ref().is_none_or(|n| t.name_is(id, n.as_slice()))
+                && name.as_ref().is_none_or(|n| t.name_is(id, n.as_bytes()))
                 && same_name.is_none_or(|n| t.name_is(id, t.bytes(n)))
-                && ns.as_ref().is_none_or(|n| t.namespace_is(id, n.as_slice()))
+                && ns.as_ref().is_none_or(|n| t.namespace_is(id, n.as_bytes()))
                 && identity
                     .as_ref()
                     .is_none_or(|s| super::nav::matches(t, id, s));
@@ -66,11 +72,12 @@ impl<'a> Exec<'a> {
     }
 
     #[allow(clippy::type_complexity)]
+    #[inline(never)]
     pub(super) fn clause_filter(
         &mut self,
         frame: &mut Frame,
         c: &Clauses,
-    ) -> R<(Option<u32>, Option<Vec<u8>>, Option<Vec<u8>>)> {
+    ) -> R<(Option<u32>, Option<CharString>, Option<CharString>)> {
         let ty = match &c.ty {
             Some(e) => match self.scalar(frame, e)? {
                 Value::Integer(i) => Some(i as u32),
@@ -79,11 +86,11 @@ impl<'a> Exec<'a> {
             None => None,
         };
         let ns = match &c.namespace {
-            Some(e) => Some(convert::text(&self.scalar(frame, e)?).into_bytes()),
+            Some(e) => Some(convert::char_text(&self.scalar(frame, e)?)),
             None => None,
         };
         let name = match &c.name {
-            Some(e) => Some(convert::text(&self.scalar(frame, e)?).into_bytes()),
+            Some(e) => Some(convert::char_text(&self.scalar(frame, e)?)),
             None => None,
         };
         Ok((ty, ns, name))
@@ -138,7 +145,7 @@ impl<'a> Exec<'a> {
         let domain = match domain {
             Some(d) => {
                 let v = self.scalar(frame, d)?;
-                Some(convert::text(&v))
+                Some(convert::char_text(&v))
             }
             None => None,
         };
@@ -236,8 +243,8 @@ impl<'a> Exec<'a> {
                         l
                     }
                     CreateSourceIr::Parse { source, options } => {
-                        let d = domain.clone().unwrap_or_else(|| "BLOB".to_string());
-                        self.parse_into(frame, at, pos, &d, source, options)?
+                        let d = domain.as_deref().unwrap_or("BLOB");
+                        self.parse_into(frame, at, pos, d, source, options)?
                     }
                 }
             }
@@ -345,7 +352,7 @@ impl<'a> Exec<'a> {
 /// values as CAST to CHARACTER gives them).
 fn name_text(t: &mut sluice_tree::Tree, v: &sluice_esql_scalar::Value) -> sluice_tree::Text {
     match v {
-        sluice_esql_scalar::Value::Character(s) => super::nav::intern(t, s.as_bytes()),
-        other => super::nav::intern(t, convert::text(other).as_bytes()),
+        Value::Character(s) => super::nav::intern(t, s.as_bytes()),
+        other => super::nav::intern(t, convert::char_text(other).as_bytes()),
     }
 }

@@ -84,7 +84,7 @@ impl<'a> Exec<'a> {
         if let (Value::Float(f), scalar::DataType::Character) = (&v, ty) {
             let mut buf = [0u8; sluice_tree::text_form::FLOAT_TEXT_BYTES];
             let text = sluice_tree::text_form::float_text(*f, &mut buf);
-            return Ok(Value::Character(std::sync::Arc::from(text)));
+            return Ok(Value::Character(scalar::CharString::from(text)));
         }
         Ok(scalar::cast_with(&v, ty, &CastOptions::default())?)
     }
@@ -134,11 +134,7 @@ impl<'a> Exec<'a> {
                 }),
             },
             Ex::Path(p) => {
-                let all = p
-                    .steps
-                    .last()
-                    .is_some_and(|s| matches!(s.index, crate::runtime::ir::IndexIr::All));
-                if all {
+                if every(e).is_some() {
                     RtVal::L(self.nav_all(frame, p)?.into_iter().map(RtVal::F).collect())
                 } else {
                     match self.nav(frame, p)? {
@@ -314,37 +310,39 @@ impl<'a> Exec<'a> {
                 }
                 RtVal::L(out)
             }
-            Ex::Exists(x) => {
-                let v = self.eval(frame, x)?;
-                RtVal::S(Value::Boolean(match v {
+            Ex::Exists(x) => RtVal::S(Value::Boolean(match every(x) {
+                Some(p) => self.with_all(frame, p, |_, _, items| Ok(!items.is_empty()))?,
+                None => match self.eval(frame, x)? {
                     RtVal::L(items) => !items.is_empty(),
                     RtVal::F(_) => true,
                     RtVal::S(s) => !s.is_null(),
-                }))
-            }
+                },
+            })),
             Ex::Quantified {
                 quantifier,
                 source,
                 alias,
                 predicate,
             } => {
-                let items = self.nav_all(frame, source)?;
-                let mut r = match quantifier {
-                    Quantifier::All => Some(true),
-                    _ => Some(false),
-                };
-                for l in items {
-                    *self.var_mut(frame, *alias)? = Var::Ref {
-                        tree: l.tree,
-                        node: l.node,
-                        moved: true,
+                let r = self.with_all(frame, source, |ex, frame, items| {
+                    let mut r = match quantifier {
+                        Quantifier::All => Some(true),
+                        _ => Some(false),
                     };
-                    let p = self.condition(frame, predicate)?;
-                    r = match quantifier {
-                        Quantifier::All => scalar::compare::and(r, p),
-                        _ => scalar::compare::or(r, p),
-                    };
-                }
+                    for l in items {
+                        *ex.var_mut(frame, *alias)? = Var::Ref {
+                            tree: l.tree,
+                            node: l.node,
+                            moved: true,
+                        };
+                        let p = ex.condition(frame, predicate)?;
+                        r = match quantifier {
+                            Quantifier::All => scalar::compare::and(r, p),
+                            _ => scalar::compare::or(r, p),
+                        };
+                    }
+                    Ok(r)
+                })?;
                 RtVal::S(Value::from_truth(r))
             }
             Ex::IntervalOf { expr, qualifier } => {
@@ -368,20 +366,17 @@ impl<'a> Exec<'a> {
             }
             Ex::Niladic(n) => RtVal::S(self.niladic(*n)?),
             Ex::Builtin(name, args) => {
-                let vals = self.args(frame, args)?;
-                RtVal::S(scalar::call(name, &vals)?)
+                RtVal::S(self.with_args(frame, args, |vals| scalar::call(name, vals))?)
             }
-            Ex::Fast(func, args) => {
-                let vals = self.args(frame, args)?;
-                RtVal::S(crate::runtime::fast::call(*func, &vals)?)
-            }
+            Ex::Fast(func, args) => RtVal::S(
+                self.with_args(frame, args, |vals| crate::runtime::fast::call(*func, vals))?,
+            ),
             Ex::BuiltinNamed(name, args) => {
-                let vals = self.args(frame, args)?;
-                RtVal::S(scalar::call(name, &vals)?)
+                RtVal::S(self.with_args(frame, args, |vals| scalar::call(name, vals))?)
             }
             Ex::TreeFn(f, args) => self.tree_fn(frame, *f, args)?,
             Ex::Call(r, args) => {
-                let (ret, _) = self.call_with(frame, *r, args)?;
+                let ret = self.call_with(frame, *r, args)?;
                 ret.unwrap_or(RtVal::S(Value::Null))
             }
             Ex::AsBitstream { source, options } => {
@@ -410,12 +405,27 @@ impl<'a> Exec<'a> {
         })
     }
 
-    fn args(&mut self, frame: &mut Frame, args: &[Ex]) -> R<Vec<Value>> {
-        let mut vals = Vec::with_capacity(args.len());
-        for a in args {
-            vals.push(self.scalar(frame, a)?);
+    /// Call `f` with the values of `args`: held on the stack for the few arguments built-in
+    /// functions take, so that a call allocates nothing for them.
+    fn with_args(
+        &mut self,
+        frame: &mut Frame,
+        args: &[Ex],
+        f: impl FnOnce(&[Value]) -> Result<Value, scalar::ScalarError>,
+    ) -> R<Value> {
+        const ON_STACK: usize = 4;
+        if args.len() > ON_STACK {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(self.scalar(frame, a)?);
+            }
+            return Ok(f(&vals)?);
         }
-        Ok(vals)
+        let mut vals = [const { Value::Null }; ON_STACK];
+        for (v, a) in vals.iter_mut().zip(args) {
+            *v = self.scalar(frame, a)?;
+        }
+        Ok(f(&vals[..args.len()])?)
     }
 
     /// Fill `at` with the named values of a ROW constructor or SELECT item list.
@@ -587,11 +597,14 @@ impl<'a> Exec<'a> {
             return Err(RtError::general("missing argument"));
         };
         Ok(RtVal::S(match f {
-            TreeFn::Cardinality => match self.eval(frame, first)? {
-                RtVal::L(items) => Value::Integer(items.len() as i64),
-                RtVal::F(_) => Value::Integer(1),
-                RtVal::S(_) => Value::Integer(0),
-            },
+            TreeFn::Cardinality => Value::Integer(match every(first) {
+                Some(p) => self.with_all(frame, p, |_, _, items| Ok(items.len()))?,
+                None => match self.eval(frame, first)? {
+                    RtVal::L(items) => items.len(),
+                    RtVal::F(_) => 1,
+                    RtVal::S(_) => 0,
+                },
+            } as i64),
             TreeFn::LastMove => {
                 let addr = match first {
                     Ex::Var(a) => Some(*a),
@@ -645,6 +658,22 @@ impl<'a> Exec<'a> {
             return Ok(Value::Null);
         };
         self.bitstream_of(l, options, frame)
+    }
+}
+
+/// The path of an `x[]` expression, which names every matching field. CARDINALITY and EXISTS
+/// go through those fields in the evaluation's reused storage ([`Exec::with_all`]) rather than
+/// in a list value made for each call.
+fn every(e: &Ex) -> Option<&crate::runtime::ir::Path> {
+    match e {
+        Ex::Path(p)
+            if p.steps
+                .last()
+                .is_some_and(|s| matches!(s.index, crate::runtime::ir::IndexIr::All)) =>
+        {
+            Some(p)
+        }
+        _ => None,
     }
 }
 

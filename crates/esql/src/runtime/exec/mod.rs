@@ -176,6 +176,11 @@ pub(crate) struct Exec<'a> {
     pub depth: u32,
     /// The address of a local of the evaluation's first frame, to measure stack use.
     pub stack_base: usize,
+    /// Storage of returned routine frames, for the next calls: a call then allocates nothing.
+    pub spare_frames: Vec<Vec<Var>>,
+    /// Storage for the lists of fields that FOR, quantified predicates, CARDINALITY and EXISTS
+    /// go through, likewise.
+    pub spare_lists: Vec<Vec<Loc>>,
 }
 
 /// A routine call's local variables.
@@ -244,6 +249,8 @@ impl<'a> Exec<'a> {
             shared_base: [None, None],
             depth: 0,
             stack_base: 0,
+            spare_frames: Vec::new(),
+            spare_lists: Vec::new(),
         };
         let probe = 0u8;
         ex.stack_base = std::ptr::addr_of!(probe) as usize;
@@ -340,8 +347,9 @@ impl<'a> Exec<'a> {
                 m.name
             )));
         };
-        let r = self.call(main, Vec::new())?;
-        Ok(match r.0 {
+        let mut caller = Frame { vars: Vec::new() };
+        let r = self.call_with(&mut caller, main, &[])?;
+        Ok(match r {
             Some(RtVal::S(Value::Boolean(b))) => Some(b),
             _ => None,
         })

@@ -1,9 +1,9 @@
 //! Navigating field references: finding fields (parsing on demand) and creating the missing
 //! ones for SET and CREATE FIELD.
 
-use std::borrow::Cow;
+use std::ops::Deref;
 
-use sluice_esql_scalar::Value;
+use sluice_esql_scalar::{CharString, Value};
 use sluice_tree::{NodeId, Text, Tree, field_type};
 
 use super::{Exec, Frame, Loc, R, RtError, Var};
@@ -14,10 +14,29 @@ use crate::runtime::ir::{Head, IndexIr, NameMatch, NsMatch, Path, Step, TypeMatc
 pub(crate) struct Sel<'p> {
     pub ty: Option<u32>,
     /// `None`: any namespace.
-    pub ns: Option<Cow<'p, [u8]>>,
+    pub ns: Option<StepText<'p>>,
     /// `None`: any name.
-    pub name: Option<Cow<'p, [u8]>>,
+    pub name: Option<StepText<'p>>,
     pub index: Idx,
+}
+
+/// A name or namespace of a step: as the program writes it, or computed as the step runs
+/// (`{expr}`) and held as the CHARACTER text it came as.
+pub(crate) enum StepText<'p> {
+    Written(&'p [u8]),
+    Computed(CharString),
+}
+
+impl Deref for StepText<'_> {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            StepText::Written(b) => b,
+            StepText::Computed(s) => s.as_bytes(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -34,12 +53,12 @@ pub(crate) fn matches(tree: &Tree, id: NodeId, s: &Sel) -> bool {
         return false;
     }
     if let Some(n) = &s.name
-        && !tree.name_is(id, n.as_ref())
+        && !tree.name_is(id, n)
     {
         return false;
     }
     if let Some(ns) = &s.ns
-        && !tree.namespace_is(id, ns.as_ref())
+        && !tree.namespace_is(id, ns)
     {
         return false;
     }
@@ -47,13 +66,29 @@ pub(crate) fn matches(tree: &Tree, id: NodeId, s: &Sel) -> bool {
 }
 
 impl<'a> Exec<'a> {
-    fn text_of(&mut self, frame: &mut Frame, e: &crate::runtime::ir::Ex) -> R<Vec<u8>> {
+    fn text_of<'p>(&mut self, frame: &mut Frame, e: &crate::runtime::ir::Ex) -> R<StepText<'p>> {
         let v = self.scalar(frame, e)?;
-        Ok(crate::runtime::convert::text(&v).into_bytes())
+        Ok(StepText::Computed(crate::runtime::convert::char_text(&v)))
     }
 
     /// Evaluate the run-time parts of a step.
+    #[inline]
     pub fn sel<'p>(&mut self, frame: &mut Frame, s: &'p Step) -> R<Sel<'p>> {
+        // Most steps are written out in full (`.Invoice`, `.Item[<]`): nothing to evaluate,
+        // and built where the caller uses them.
+        match (&s.ty, &s.ns, &s.name, &s.index) {
+            (
+                None | Some(TypeMatch::Const(_)),
+                NsMatch::Unspecified | NsMatch::Any | NsMatch::Lit(_),
+                NameMatch::Lit(_) | NameMatch::Any,
+                IndexIr::First | IndexIr::Last | IndexIr::All,
+            ) => Ok(written(s)),
+            _ => self.sel_evaluated(frame, s),
+        }
+    }
+
+    #[inline(never)]
+    fn sel_evaluated<'p>(&mut self, frame: &mut Frame, s: &'p Step) -> R<Sel<'p>> {
         let ty = match &s.ty {
             None => None,
             Some(TypeMatch::Const(t)) => Some(*t),
@@ -69,18 +104,12 @@ impl<'a> Exec<'a> {
             },
         };
         let ns = match &s.ns {
-            // A bare `*` matches in every namespace (`InputRoot.XMLNSC.*[1]` is the document
-            // element whatever its namespace); a bare name only in the empty namespace.
-            NsMatch::Unspecified if matches!(s.name, NameMatch::Any) => None,
-            NsMatch::Unspecified => Some(Cow::Borrowed(&b""[..])),
-            NsMatch::Any => None,
-            NsMatch::Lit(b) => Some(Cow::Borrowed(&b[..])),
-            NsMatch::Dyn(e) => Some(Cow::Owned(self.text_of(frame, e)?)),
+            NsMatch::Dyn(e) => Some(self.text_of(frame, e)?),
+            written => written_ns(written, &s.name),
         };
         let name = match &s.name {
-            NameMatch::Lit(b) => Some(Cow::Borrowed(&b[..])),
-            NameMatch::Any => None,
-            NameMatch::Dyn(e) => Some(Cow::Owned(self.text_of(frame, e)?)),
+            NameMatch::Dyn(e) => Some(self.text_of(frame, e)?),
+            written => written_name(written),
         };
         let index = match &s.index {
             IndexIr::First => Idx::Nth(1),
@@ -246,23 +275,30 @@ impl<'a> Exec<'a> {
 
     /// Every field a path names; `[]` (or a FROM/FOR source) on the last step selects all.
     pub fn nav_all(&mut self, frame: &mut Frame, p: &Path) -> R<Vec<Loc>> {
+        let mut out = Vec::new();
+        self.nav_all_into(frame, p, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Exec::nav_all`] appending to `out`, for callers that reuse one list.
+    pub fn nav_all_into(&mut self, frame: &mut Frame, p: &Path, out: &mut Vec<Loc>) -> R<()> {
         let Some(mut at) = self.head(frame, &p.head)? else {
-            return Ok(Vec::new());
+            return Ok(());
         };
         let Some((last, init)) = p.steps.split_last() else {
-            return Ok(vec![at]);
+            out.push(at);
+            return Ok(());
         };
         for step in init {
             let s = self.sel(frame, step)?;
             match self.find_child(at.tree, at.node, &s)? {
                 Some(n) => at.node = n,
-                None => return Ok(Vec::new()),
+                None => return Ok(()),
             }
         }
         let s = self.sel(frame, last)?;
         if let Idx::All = s.index {
             let t = self.tree(at.tree)?;
-            let mut out = Vec::new();
             let mut c = t.first_child(at.node)?;
             while let Some(id) = c {
                 if matches(t, id, &s) {
@@ -273,17 +309,31 @@ impl<'a> Exec<'a> {
                 }
                 c = t.next_sibling(id)?;
             }
-            Ok(out)
-        } else {
-            Ok(self
-                .find_child(at.tree, at.node, &s)?
-                .map(|n| Loc {
-                    tree: at.tree,
-                    node: n,
-                })
-                .into_iter()
-                .collect())
+        } else if let Some(n) = self.find_child(at.tree, at.node, &s)? {
+            out.push(Loc {
+                tree: at.tree,
+                node: n,
+            });
         }
+        Ok(())
+    }
+
+    /// Run `f` over every field a path names (as [`Exec::nav_all`] lists them), the list
+    /// made before the first run and kept in storage the evaluation reuses.
+    pub fn with_all<T>(
+        &mut self,
+        frame: &mut Frame,
+        p: &Path,
+        f: impl FnOnce(&mut Self, &mut Frame, &[Loc]) -> R<T>,
+    ) -> R<T> {
+        let mut list = self.spare_lists.pop().unwrap_or_default();
+        let r = match self.nav_all_into(frame, p, &mut list) {
+            Ok(()) => f(self, frame, &list),
+            Err(e) => Err(e),
+        };
+        list.clear();
+        self.spare_lists.push(list);
+        r
     }
 
     /// The field a path names, creating the missing steps (SET, CREATE FIELD).
@@ -314,14 +364,14 @@ impl<'a> Exec<'a> {
         }
         // `(XMLNSC.XmlDeclaration)*` creates a nameless field of that type; a bare `*` names
         // nothing that could be created.
-        let name: &[u8] = match (s.name.as_ref(), s.ty) {
+        let name: &[u8] = match (s.name.as_deref(), s.ty) {
             (Some(n), _) => n,
             (None, Some(_)) => b"",
             (None, None) => {
                 return Err(RtError::general("cannot create a field whose name is `*`"));
             }
         };
-        let ns = s.ns.clone().unwrap_or(Cow::Borrowed(&b""[..]));
+        let ns = s.ns.as_deref().unwrap_or_default();
         let ty = s.ty.unwrap_or(field_type::NAME);
         let wanted = match s.index {
             Idx::Nth(n) => n,
@@ -338,7 +388,7 @@ impl<'a> Exec<'a> {
         }
         let t = self.tree(tree)?;
         let name_t = intern(t, name);
-        let ns_t = intern(t, &ns);
+        let ns_t = intern(t, ns);
         let mut last = parent;
         for _ in have..wanted.max(have + 1) {
             last = t.create_last_child(parent, ty, name_t, sluice_tree::Value::Null)?;
@@ -356,6 +406,48 @@ impl<'a> Exec<'a> {
             t.set_parser(last, i);
         }
         Ok(last)
+    }
+}
+
+/// A step that has nothing to evaluate.
+#[inline]
+fn written(s: &Step) -> Sel<'_> {
+    Sel {
+        ty: match s.ty {
+            Some(TypeMatch::Const(t)) => Some(t),
+            _ => None,
+        },
+        ns: written_ns(&s.ns, &s.name),
+        name: written_name(&s.name),
+        index: match s.index {
+            IndexIr::Last => Idx::FromLast(1),
+            IndexIr::All => Idx::All,
+            _ => Idx::Nth(1),
+        },
+    }
+}
+
+/// The namespace a step matches as the program writes it (a computed one, `Dyn`, is left to
+/// `sel_evaluated`).
+#[inline]
+fn written_ns<'p>(ns: &'p NsMatch, name: &NameMatch) -> Option<StepText<'p>> {
+    match ns {
+        // A bare `*` matches in every namespace (`InputRoot.XMLNSC.*[1]` is the document
+        // element whatever its namespace); a bare name only in the empty namespace.
+        NsMatch::Unspecified if matches!(name, NameMatch::Any) => None,
+        NsMatch::Unspecified => Some(StepText::Written(b"")),
+        NsMatch::Lit(b) => Some(StepText::Written(b)),
+        NsMatch::Any | NsMatch::Dyn(_) => None,
+    }
+}
+
+/// The name a step matches as the program writes it (a computed one, `Dyn`, is left to
+/// `sel_evaluated`).
+#[inline]
+fn written_name(name: &NameMatch) -> Option<StepText<'_>> {
+    match name {
+        NameMatch::Lit(b) => Some(StepText::Written(b)),
+        NameMatch::Any | NameMatch::Dyn(_) => None,
     }
 }
 

@@ -213,20 +213,24 @@ impl<'a> Exec<'a> {
                 source,
                 body,
             } => {
-                let items = self.nav_all(frame, source)?;
-                for l in items {
-                    *self.var_mut(frame, *var)? = Var::Ref {
-                        tree: l.tree,
-                        node: l.node,
-                        moved: true,
-                    };
-                    match self.block(frame, body)? {
-                        Flow::Leave(x) if Some(x) == *label => break,
-                        Flow::Iterate(x) if Some(x) == *label => {}
-                        Flow::Next => {}
-                        other => return Ok(other),
+                // The list is made as the loop starts: fields the body adds are not visited,
+                // so the loop always ends, as the product promises for FOR.
+                return self.with_all(frame, source, |ex, frame, items| {
+                    for l in items {
+                        *ex.var_mut(frame, *var)? = Var::Ref {
+                            tree: l.tree,
+                            node: l.node,
+                            moved: true,
+                        };
+                        match ex.block(frame, body)? {
+                            Flow::Leave(x) if Some(x) == *label => break,
+                            Flow::Iterate(x) if Some(x) == *label => {}
+                            Flow::Next => {}
+                            other => return Ok(other),
+                        }
                     }
-                }
+                    Ok(Flow::Next)
+                });
             }
             Sk::Begin {
                 label,
@@ -294,7 +298,7 @@ impl<'a> Exec<'a> {
                 args,
                 into,
             } => {
-                let (ret, _) = self.call_with(frame, *routine, args)?;
+                let ret = self.call_with(frame, *routine, args)?;
                 if let Some(t) = into {
                     let v = ret.unwrap_or(RtVal::S(Value::Null));
                     self.store(frame, t, v)?;
@@ -417,11 +421,7 @@ impl<'a> Exec<'a> {
                 if let (Some((last, init)), RtVal::F(src)) = (p.steps.split_last(), &v)
                     && matches!(last.name, crate::runtime::ir::NameMatch::Any)
                 {
-                    let parent_path = crate::runtime::ir::Path {
-                        head: p.head.clone(),
-                        steps: init.to_vec(),
-                    };
-                    let parent = self.nav_create(frame, &parent_path)?;
+                    let parent = self.nav_create_steps(frame, &p.head, init)?;
                     let sel = self.sel(frame, last)?;
                     if self.find_child(parent.tree, parent.node, &sel)?.is_none() {
                         self.copy_to(parent, *src, Position::LastChild)?;
@@ -519,11 +519,7 @@ impl<'a> Exec<'a> {
             let Some((last, init)) = p.steps.split_last() else {
                 return Err(RtError::general("[] needs a field name"));
             };
-            let parent_path = crate::runtime::ir::Path {
-                head: p.head.clone(),
-                steps: init.to_vec(),
-            };
-            let parent = self.nav_create(frame, &parent_path)?;
+            let parent = self.nav_create_steps(frame, &p.head, init)?;
             let sel = self.sel(frame, last)?;
             for n in self.find_all(parent.tree, parent.node, &sel)? {
                 self.tree(parent.tree)?.delete(n)?;
