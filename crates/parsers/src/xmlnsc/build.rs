@@ -210,13 +210,7 @@ fn build_past(p: &XmlnscParser, tree: &mut Tree, c: NodeId) -> bool {
     let mut b = Builder::new(p, tree, &bytes, buf, index);
     scope::from_ancestors(b.tree, c, buf, &mut b.scope);
     let depth = depth_of(b.tree, c);
-    let start = start_of(b.tree, b.bytes, c);
-    let mut frames = vec![Frame {
-        id: c,
-        start,
-        qname: start.and_then(|s| qname_at(b.bytes, s)),
-        mark: b.scope.len(),
-    }];
+    let mut frames = b.first_frame(c);
     let mut pos = b.tree.resume(c) as usize;
     let limit = pos.saturating_add(BUILD_PAST_FOLDER_BYTES);
     match b.all_inner(&mut frames, &mut pos, depth, limit) {
@@ -694,15 +688,23 @@ impl<'t, 'b> Builder<'t, 'b> {
         }
     }
 
-    /// Build every remaining child of `id` and everything below them.
-    fn all(&mut self, id: NodeId, depth: usize) -> Result<(), Error> {
+    /// The stack of folders being built, holding `id`; room for a few levels more, so that a
+    /// shallow folder is built with one allocation.
+    fn first_frame(&self, id: NodeId) -> Vec<Frame> {
         let start = start_of(self.tree, self.bytes, id);
-        let mut frames = vec![Frame {
+        let mut frames = Vec::with_capacity(8);
+        frames.push(Frame {
             id,
             start,
             qname: start.and_then(|s| qname_at(self.bytes, s)),
             mark: self.scope.len(),
-        }];
+        });
+        frames
+    }
+
+    /// Build every remaining child of `id` and everything below them.
+    fn all(&mut self, id: NodeId, depth: usize) -> Result<(), Error> {
+        let mut frames = self.first_frame(id);
         let mut pos = self.tree.resume(id) as usize;
         let r = self
             .all_inner(&mut frames, &mut pos, depth, usize::MAX)

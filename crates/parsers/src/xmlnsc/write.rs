@@ -55,6 +55,10 @@ struct Writer {
     bindings: Vec<(Vec<u8>, Vec<u8>)>,
     generated: u32,
     scratch: Vec<u8>,
+    /// An element's attributes while its start tag is written, kept for the next element so
+    /// that a message of many attributed elements allocates these lists once.
+    attrs: Vec<NodeId>,
+    written_attrs: Vec<(Vec<u8>, NodeId, bool)>,
 }
 
 impl Writer {
@@ -240,7 +244,8 @@ impl Writer {
         let mark = self.bindings.len();
         // Attributes and declarations: a pending element has only its parsed ones, which come
         // first; a complete one may have them anywhere.
-        let mut attrs = Vec::new();
+        let mut attrs = std::mem::take(&mut self.attrs);
+        attrs.clear();
         let pending = tree.is_pending(id);
         let mut c = tree.peek_first_child(id);
         while let Some(k) = c {
@@ -278,7 +283,8 @@ impl Writer {
                 None => self.generate(ns, &mut decls),
             }
         };
-        let mut written_attrs: Vec<(Vec<u8>, NodeId, bool)> = Vec::new();
+        let mut written_attrs = std::mem::take(&mut self.written_attrs);
+        written_attrs.clear();
         for &k in &attrs {
             let t = tree.field_type(k);
             if ft::is_namespace_decl(t) {
@@ -314,10 +320,10 @@ impl Writer {
             escape_attr(u, single, out);
             out.push(if single { b'\'' } else { b'"' });
         }
-        for (p, k, single) in written_attrs {
+        for &(ref p, k, single) in &written_attrs {
             out.push(b' ');
             if !p.is_empty() {
-                out.extend_from_slice(&p);
+                out.extend_from_slice(p);
                 out.push(b':');
             }
             out.extend_from_slice(tree.name_bytes(k));
@@ -327,6 +333,8 @@ impl Writer {
             escape_attr(&self.scratch, single, out);
             out.push(if single { b'\'' } else { b'"' });
         }
+        self.attrs = attrs;
+        self.written_attrs = written_attrs;
         // Content: the element's own value, then its content children.
         let before = out.len();
         out.push(b'>');
