@@ -17,12 +17,24 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-fn open(d: &Path, fs: Option<&FaultFs>) -> Arc<QueueManager> {
+/// The queue manager in `d` (on `fs` when given), with local `queues` defined.
+fn open(d: &Path, fs: Option<&FaultFs>, queues: &[&str]) -> Arc<QueueManager> {
     let mut cfg = QmConfig::default();
     if let Some(f) = fs {
         cfg.fs = Arc::new(f.clone());
     }
-    QueueManager::open(d, cfg).expect("open")
+    let qm = QueueManager::open(d, cfg).expect("open");
+    for q in queues {
+        qm.define(QueueDef::local(q)).expect("define");
+    }
+    qm
+}
+
+/// A client protocol server for `qm` on an ephemeral port, and its address.
+fn serve(qm: &Arc<QueueManager>) -> (Server, String) {
+    let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
+    let addr = s.local_addr().to_string();
+    (s, addr)
 }
 
 fn client(s: &Server) -> Client {
@@ -43,12 +55,10 @@ fn records(qm: &QueueManager) -> u64 {
 fn put_then_get_of_persistent_messages_shares_one_log_record_and_survives_restart() {
     let d = dir("share");
     {
-        let qm = open(&d, None);
-        qm.define(QueueDef::local("REQ")).expect("define");
-        qm.define(QueueDef::local("REPLY")).expect("define");
+        let qm = open(&d, None, &["REQ", "REPLY"]);
         qm.put("REQ", persistent("request"), &PutOptions::default())
             .expect("put");
-        let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
+        let (s, _) = serve(&qm);
         let mut c = client(&s);
         let before = records(&qm);
         let (put, got) = c.put_then_get(
@@ -71,7 +81,7 @@ fn put_then_get_of_persistent_messages_shares_one_log_record_and_survives_restar
         drop(s);
         qm.shutdown();
     }
-    let qm = open(&d, None);
+    let qm = open(&d, None, &[]);
     assert_eq!(qm.depth("REQ").expect("depth"), 0, "the get is committed");
     assert_eq!(qm.depth("REPLY").expect("depth"), 1, "the put is committed");
     qm.shutdown();
@@ -82,10 +92,8 @@ fn put_then_get_of_persistent_messages_shares_one_log_record_and_survives_restar
 fn persistent_put_to_a_waiting_getter_is_one_record_and_the_message_stays_consumed() {
     let d = dir("waiting");
     {
-        let qm = open(&d, None);
-        qm.define(QueueDef::local("Q")).expect("define");
-        let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
-        let addr = s.local_addr().to_string();
+        let qm = open(&d, None, &["Q"]);
+        let (s, addr) = serve(&qm);
         let mut correl = ID_NONE;
         correl[0] = 7;
         let getter = std::thread::spawn(move || {
@@ -116,7 +124,7 @@ fn persistent_put_to_a_waiting_getter_is_one_record_and_the_message_stays_consum
         drop(s);
         qm.shutdown();
     }
-    let qm = open(&d, None);
+    let qm = open(&d, None, &[]);
     assert_eq!(qm.depth("Q").expect("depth"), 0, "delivered means removed");
     qm.shutdown();
     let _ = std::fs::remove_dir_all(&d);
@@ -125,11 +133,8 @@ fn persistent_put_to_a_waiting_getter_is_one_record_and_the_message_stays_consum
 #[test]
 fn request_reply_with_persistent_messages_answers_every_request() {
     let d = dir("rr");
-    let qm = open(&d, None);
-    qm.define(QueueDef::local("REQ")).expect("define");
-    qm.define(QueueDef::local("REPLY")).expect("define");
-    let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
-    let addr = s.local_addr().to_string();
+    let qm = open(&d, None, &["REQ", "REPLY"]);
+    let (s, addr) = serve(&qm);
     let responder = std::thread::spawn(move || {
         let mut c = Client::connect(&addr, Credentials::default()).expect("connect");
         let wait = GetOptions::new().wait(Duration::from_secs(5));
@@ -183,12 +188,10 @@ fn request_reply_with_persistent_messages_answers_every_request() {
 fn failed_log_sync_fails_the_put_skips_the_pipelined_get_and_keeps_its_message() {
     let d = dir("failsync");
     let fs = FaultFs::new();
-    let qm = open(&d, Some(&fs));
-    qm.define(QueueDef::local("REQ")).expect("define");
-    qm.define(QueueDef::local("REPLY")).expect("define");
+    let qm = open(&d, Some(&fs), &["REQ", "REPLY"]);
     qm.put("REQ", persistent("request"), &PutOptions::default())
         .expect("put");
-    let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
+    let (s, _) = serve(&qm);
     let mut c = client(&s);
     fs.faults().lock().fail_syncs = 1;
     let (put, got) = c.put_then_get(
@@ -222,10 +225,8 @@ fn failed_log_sync_fails_the_put_skips_the_pipelined_get_and_keeps_its_message()
 fn failed_log_sync_leaves_a_waiting_getter_waiting_for_the_next_message() {
     let d = dir("failwait");
     let fs = FaultFs::new();
-    let qm = open(&d, Some(&fs));
-    qm.define(QueueDef::local("Q")).expect("define");
-    let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
-    let addr = s.local_addr().to_string();
+    let qm = open(&d, Some(&fs), &["Q"]);
+    let (s, addr) = serve(&qm);
     let getter = std::thread::spawn(move || {
         let mut c = Client::connect(&addr, Credentials::default()).expect("connect");
         c.get("Q", &GetOptions::new().wait(Duration::from_secs(20)))
@@ -256,10 +257,8 @@ fn failed_log_sync_leaves_a_waiting_getter_waiting_for_the_next_message() {
 #[test]
 fn large_persistent_messages_are_answered_whole_when_the_socket_cannot_take_them_at_once() {
     let d = dir("large");
-    let qm = open(&d, None);
-    qm.define(QueueDef::local("BIG")).expect("define");
-    let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
-    let addr = s.local_addr().to_string();
+    let qm = open(&d, None, &["BIG"]);
+    let (s, addr) = serve(&qm);
     let body = bytes::Bytes::from((0..12u32 << 20).map(|i| i as u8).collect::<Vec<u8>>());
     // A get already waiting takes the message straight from the put...
     let getter = std::thread::spawn(move || {
