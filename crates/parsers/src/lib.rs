@@ -7,6 +7,7 @@
 pub mod blob;
 pub mod error;
 pub mod json;
+mod swar;
 pub mod xmlnsc;
 
 pub use error::Error;

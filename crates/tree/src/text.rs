@@ -56,6 +56,19 @@ impl Text {
         }
     }
 
+    /// [`Text::src`], or [`Text::EMPTY`] when `len` is 0, chosen without a branch: a handle
+    /// picked by a branch is merged through memory, and the wide load that then copies it
+    /// into an element waits for the narrow stores that wrote it.
+    #[inline(always)]
+    pub const fn src_or_empty(buf: u32, start: u32, len: u32) -> Text {
+        let keep = 0u32.wrapping_sub((len != 0) as u32);
+        Text {
+            head: (SRC | (buf & LOW)) & keep,
+            b: start & keep,
+            c: len,
+        }
+    }
+
     /// `len` bytes at `start` of the tree's heap.
     #[inline]
     pub(crate) const fn heap(start: u32, len: u32) -> Text {

@@ -88,6 +88,25 @@ struct Element {
 
 const _: () = assert!(std::mem::size_of::<Element>() == 64);
 
+/// An element with nothing set: unnamed, null, unlinked, without source or parser.
+const BLANK: Element = Element {
+    name: Text::EMPTY,
+    value: [0; 3],
+    field_type: 0,
+    parent: NIL,
+    first: NIL,
+    prev: NIL,
+    next: NIL,
+    src_start: 0,
+    src_end: 0,
+    resume: 0,
+    src_buf: NO_BUF,
+    namespace: 0,
+    parser: NO_PARSER,
+    flags: 0,
+    parser_flags: 0,
+};
+
 impl Element {
     fn new(field_type: u32, name: Text, value: Packed) -> Self {
         Element {
@@ -632,16 +651,23 @@ impl Tree {
 
     // ----- building (used by parsers; does not mark anything changed) ----------------------
 
+    /// Inlined so that a new element is written straight into the arena: built apart and then
+    /// copied, its narrow fields are stored and read back wide, and the copy waits on them.
+    #[inline(always)]
     fn alloc(&mut self, e: Element) -> NodeId {
         if self.free != NIL {
-            let id = self.free;
-            self.free = self.elements[id as usize].next;
-            self.elements[id as usize] = e;
-            NodeId(id)
-        } else {
-            self.elements.push(e);
-            NodeId((self.elements.len() - 1) as u32)
+            return self.alloc_reused(e);
         }
+        self.elements.push(e);
+        NodeId((self.elements.len() - 1) as u32)
+    }
+
+    #[inline(never)]
+    fn alloc_reused(&mut self, e: Element) -> NodeId {
+        let id = self.free;
+        self.free = self.elements[id as usize].next;
+        self.elements[id as usize] = e;
+        NodeId(id)
     }
 
     /// Append a parsed child to `parent` without marking anything changed. Parsers use this;
@@ -654,15 +680,68 @@ impl Tree {
         name: Text,
         value: Value,
     ) -> NodeId {
-        let packed = self.pack(value);
-        let mut e = Element::new(field_type, name, packed);
-        e.parser = self.el(parent).parser;
-        let id = self.alloc(e);
-        if !namespace.is_empty() {
-            self.put_namespace(id, namespace);
+        self.push_parsed_spanned(parent, field_type, namespace, name, value, None, 0)
+    }
+
+    /// [`Tree::push_parsed`] with the source span (when the end is known) and the parser flags
+    /// given at once. A parser building a whole message calls this per element: the element is
+    /// written in one piece instead of being revisited by each setter.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn push_parsed_spanned(
+        &mut self,
+        parent: NodeId,
+        field_type: u32,
+        namespace: Text,
+        name: Text,
+        value: Value,
+        span: Option<SourceSpan>,
+        parser_flags: u8,
+    ) -> NodeId {
+        let packed = match value {
+            // Parsed values are mostly text and folders: no call for them.
+            Value::Character(t) => Packed {
+                kind: crate::packed::CHARACTER,
+                words: t.to_raw(),
+            },
+            Value::Null => Packed::default(),
+            v => self.pack(v),
+        };
+        let ns = if namespace.is_empty() {
+            0
+        } else {
+            self.ns_index(namespace)
+        };
+        let parser = self.el(parent).parser;
+        // The element is placed blank and then filled field by field in the arena. Built whole
+        // on the stack and copied, its narrow fields are stored and then read back wide, and
+        // the copy waits for them.
+        let i = if self.free != NIL {
+            self.alloc_reused(BLANK)
+        } else {
+            self.elements.push(BLANK);
+            NodeId((self.elements.len() - 1) as u32)
+        };
+        let e = &mut self.elements[i.0 as usize];
+        e.name = name;
+        e.value = packed.words;
+        e.field_type = field_type;
+        e.flags = packed.kind << KIND_SHIFT;
+        e.parser = parser;
+        e.parser_flags = parser_flags;
+        e.namespace = ns;
+        if let Some(s) = span
+            && s.end != OPEN
+        {
+            e.src_buf = short_buf(s.buf);
+            e.src_start = s.start;
+            e.src_end = s.end;
         }
-        self.link_last(parent, id);
-        id
+        if ns == NS_OVERFLOW {
+            self.ns_overflow.insert(i.0, namespace);
+        }
+        self.link_last(parent, i);
+        i
     }
 
     /// Add a body domain's element named `name` as the last child of `parent`, owned by `parser`,

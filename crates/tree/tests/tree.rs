@@ -257,3 +257,113 @@ fn creating_under_a_pending_element_parses_it_first() {
         .unwrap();
     assert_eq!(names(&mut t, d), ["x", "y", "z"]);
 }
+
+/// Everything public about an element, for comparing two ways of building it.
+fn element_facts(t: &Tree, id: NodeId) -> String {
+    format!(
+        "{:?} {:?} {:?} {:x} {:?} {:x} {:?} {:?} {:?} {:?} {}",
+        t.name_bytes(id),
+        t.namespace_bytes(id),
+        t.value(id),
+        t.field_type(id),
+        t.source(id),
+        t.parser_flags(id),
+        t.parent(id),
+        t.prev_sibling(id),
+        t.peek_next_sibling(id),
+        t.parser_index(id),
+        t.is_dirty(id),
+    )
+}
+
+#[test]
+fn push_parsed_spanned_builds_what_push_parsed_and_the_setters_build() {
+    let mut one = Tree::new("Root");
+    let mut two = Tree::new("Root");
+    for t in [&mut one, &mut two] {
+        let r = t.root();
+        assert_eq!(t.add_buffer(Bytes::from_static(b"<a>text</a>")), 0);
+        let p = t.push_parsed(
+            r,
+            field_type::NAME,
+            Text::EMPTY,
+            Text::from_static("p"),
+            Value::Null,
+        );
+        t.set_parser(p, 3);
+        // A freed slot is reused by the next element.
+        let gone = t
+            .create_last_child(p, 1, Text::from_static("gone"), Value::Null)
+            .unwrap();
+        t.delete(gone).unwrap();
+        assert_eq!(t.len(), 3);
+    }
+    let span = SourceSpan {
+        buf: 0,
+        start: 0,
+        end: 11,
+    };
+    let cases: [(Text, Value, Option<SourceSpan>, u8); 6] = [
+        (
+            Text::EMPTY,
+            Value::Character(Text::src(0, 3, 4)),
+            Some(span),
+            0x21,
+        ),
+        (
+            Text::from_static("urn:x"),
+            Value::Character(Text::EMPTY),
+            Some(span),
+            0,
+        ),
+        (Text::from_static("urn:x"), Value::Null, None, 0x40),
+        (Text::EMPTY, Value::Integer(-7), Some(span), 1),
+        (Text::EMPTY, Value::Float(0.5), None, 0),
+        (
+            Text::from_static("urn:y"),
+            Value::Interval {
+                months: 1,
+                micros: 2,
+                qualifier: 3,
+            },
+            None,
+            0,
+        ),
+    ];
+    let p = NodeId(1);
+    let mut ids = Vec::new();
+    for (ns, v, sp, f) in cases {
+        let a = one.push_parsed_spanned(p, 7, ns, Text::from_static("n"), v, sp, f);
+        let b = two.push_parsed(p, 7, ns, Text::from_static("n"), v);
+        if let Some(s) = sp {
+            two.set_source(b, s);
+        }
+        two.set_parser_flags(b, f);
+        assert_eq!(a, b);
+        ids.push(a);
+    }
+    // An open span (end not known yet) is no span.
+    let open = SourceSpan {
+        buf: 0,
+        start: 2,
+        end: u32::MAX,
+    };
+    let a = one.push_parsed_spanned(p, 7, Text::EMPTY, Text::EMPTY, Value::Null, Some(open), 0);
+    let b = two.push_parsed(p, 7, Text::EMPTY, Text::EMPTY, Value::Null);
+    ids.push(a);
+    assert_eq!(a, b);
+    for id in ids.into_iter().chain([p]) {
+        assert_eq!(element_facts(&one, id), element_facts(&two, id));
+    }
+}
+
+#[test]
+fn src_or_empty_is_src_or_the_empty_handle() {
+    assert_eq!(Text::src_or_empty(5, 9, 0), Text::EMPTY);
+    assert_eq!(Text::src_or_empty(5, 9, 3), Text::src(5, 9, 3));
+    assert_eq!(Text::src_or_empty(0, 0, 1), Text::src(0, 0, 1));
+    assert_eq!(
+        Text::src_or_empty(u32::MAX, u32::MAX, u32::MAX),
+        Text::src(u32::MAX, u32::MAX, u32::MAX)
+    );
+}

@@ -202,6 +202,9 @@ pub(crate) fn expand_container(
     result
 }
 
+/// Parse from `at` as far as `how` asks. The innermost container and the position live in
+/// locals while parsing and go back to `at` at the end: kept in `at` they would be updated with
+/// narrow stores (a flag byte) that the wide copy pushing a frame then waits on.
 fn run(
     tree: &mut Tree,
     src: &[u8],
@@ -211,41 +214,50 @@ fn run(
     parser: u16,
     max_depth: u32,
 ) -> Result<(), Fail> {
+    let Frame {
+        id: mut cur_id,
+        flags: mut cur_flags,
+        start: mut cur_start,
+        depth: mut cur_depth,
+    } = at.cur;
+    let mut at_pos = at.pos;
     let mut decoded = Vec::new();
-    loop {
-        let mut pos = scan::skip_ws(src, at.pos);
-        let array = at.cur.flags & ARRAY != 0;
+    let result = loop {
+        let mut pos = scan::skip_ws(src, at_pos);
+        let array = cur_flags & ARRAY != 0;
         let close = if array { b']' } else { b'}' };
         let expected = if array { "',' or ']'" } else { "',' or '}'" };
         let Some(&c) = src.get(pos) else {
-            return Err(unexpected(src, pos, expected));
+            break Err(unexpected(src, pos, expected));
         };
         if c == close {
             pos += 1;
-            let id = at.cur.id;
-            tree.set_resume(id, pos as u32);
-            tree.set_parser_flags(id, at.cur.flags);
+            tree.set_resume(cur_id, pos as u32);
+            tree.set_parser_flags(cur_id, cur_flags);
             tree.set_source(
-                id,
+                cur_id,
                 SourceSpan {
                     buf,
-                    start: at.cur.start,
+                    start: cur_start,
                     end: pos as u32,
                 },
             );
-            tree.finish_pending(id);
-            at.pos = pos;
+            tree.finish_pending(cur_id);
+            at_pos = pos;
             match at.stack.pop() {
-                None => return Ok(()),
+                None => break Ok(()),
                 Some(parent) => {
-                    at.cur = parent;
+                    cur_id = parent.id;
+                    cur_flags = parent.flags;
+                    cur_start = parent.start;
+                    cur_depth = parent.depth;
                     continue;
                 }
             }
         }
-        if at.cur.flags & STARTED != 0 {
+        if cur_flags & STARTED != 0 {
             if c != b',' {
-                return Err(unexpected(src, pos, expected));
+                break Err(unexpected(src, pos, expected));
             }
             pos = scan::skip_ws(src, pos + 1);
         }
@@ -253,23 +265,26 @@ fn run(
             Text::from_static(crate::json::ITEM)
         } else {
             if src.get(pos) != Some(&b'"') {
-                return Err(unexpected(src, pos, "a member name string"));
+                break Err(unexpected(src, pos, "a member name string"));
             }
-            let (after, escaped) = scan::scan_string(src, pos, &mut decoded)?;
+            let (after, escaped) = match scan::scan_string(src, pos, &mut decoded) {
+                Ok(r) => r,
+                Err(e) => break Err(e),
+            };
             let name = text_of(tree, buf, pos + 1, after - 1, escaped, &decoded);
             pos = scan::skip_ws(src, after);
             if src.get(pos) != Some(&b':') {
-                return Err(unexpected(src, pos, "':'"));
+                break Err(unexpected(src, pos, "':'"));
             }
             pos = scan::skip_ws(src, pos + 1);
             name
         };
         let Some(&v) = src.get(pos) else {
-            return Err(unexpected(src, pos, "a value"));
+            break Err(unexpected(src, pos, "a value"));
         };
         if v == b'{' || v == b'[' {
-            if at.cur.depth >= max_depth {
-                return Err(parse_error(pos, JsonErrorKind::DepthLimit(max_depth)));
+            if cur_depth >= max_depth {
+                break Err(parse_error(pos, JsonErrorKind::DepthLimit(max_depth)));
             }
             let child_array = v == b'[';
             let ft = if child_array {
@@ -277,39 +292,50 @@ fn run(
             } else {
                 field_type::OBJECT
             };
-            let child = tree.push_parsed(at.cur.id, ft, Text::EMPTY, name, Value::Null);
-            tree.set_source_start(child, buf, pos as u32);
             let cflags = CONTAINER | if child_array { ARRAY } else { 0 };
+            let child =
+                tree.push_parsed_spanned(cur_id, ft, Text::EMPTY, name, Value::Null, None, cflags);
+            tree.set_source_start(child, buf, pos as u32);
             tree.set_pending(child, parser, pos as u32 + 1);
-            tree.set_parser_flags(child, cflags);
-            at.cur.flags |= STARTED;
-            tree.set_resume(at.cur.id, pos as u32);
-            tree.set_parser_flags(at.cur.id, at.cur.flags | AT_CHILD);
+            cur_flags |= STARTED;
+            tree.set_resume(cur_id, pos as u32);
+            tree.set_parser_flags(cur_id, cur_flags | AT_CHILD);
             if how == Expand::OneMore {
-                return Ok(());
+                break Ok(());
             }
-            let depth = at.cur.depth + 1;
-            at.stack.push(std::mem::replace(
-                &mut at.cur,
-                Frame {
-                    id: child,
-                    flags: cflags,
-                    start: pos as u32,
-                    depth,
-                },
-            ));
-            at.pos = pos + 1;
+            at.stack.push(Frame {
+                id: cur_id,
+                flags: cur_flags,
+                start: cur_start,
+                depth: cur_depth,
+            });
+            cur_id = child;
+            cur_flags = cflags;
+            cur_start = pos as u32;
+            cur_depth += 1;
+            at_pos = pos + 1;
             continue;
         }
-        let end = push_scalar(tree, src, buf, at.cur.id, name, pos, &mut decoded)?;
-        at.cur.flags |= STARTED;
-        at.pos = end;
+        let end = match push_scalar(tree, src, buf, cur_id, name, pos, &mut decoded) {
+            Ok(end) => end,
+            Err(e) => break Err(e),
+        };
+        cur_flags |= STARTED;
+        at_pos = end;
         if how == Expand::OneMore {
-            tree.set_resume(at.cur.id, end as u32);
-            tree.set_parser_flags(at.cur.id, at.cur.flags);
-            return Ok(());
+            tree.set_resume(cur_id, end as u32);
+            tree.set_parser_flags(cur_id, cur_flags);
+            break Ok(());
         }
-    }
+    };
+    at.cur = Frame {
+        id: cur_id,
+        flags: cur_flags,
+        start: cur_start,
+        depth: cur_depth,
+    };
+    at.pos = at_pos;
+    result
 }
 
 /// The text of a string scanned by [`scan::scan_string`]: a slice of the message when it held no
@@ -325,10 +351,8 @@ fn text_of(
 ) -> Text {
     if escaped {
         tree.alloc_text(decoded)
-    } else if start == end {
-        Text::EMPTY
     } else {
-        Text::src(buf, start as u32, (end - start) as u32)
+        Text::src_or_empty(buf, start as u32, (end - start) as u32)
     }
 }
 
@@ -344,11 +368,27 @@ fn push_scalar(
     pos: usize,
     decoded: &mut Vec<u8>,
 ) -> Result<usize, Fail> {
+    let span = |end: usize| {
+        Some(SourceSpan {
+            buf,
+            start: pos as u32,
+            end: end as u32,
+        })
+    };
+    let ft = field_type::NAME_VALUE;
     let (value, end) = match src[pos] {
         b'"' => {
+            // Strings are most values: built here, their handle goes to the element without
+            // passing through a `Value` in memory.
             let (end, escaped) = scan::scan_string(src, pos, decoded)?;
-            let t = text_of(tree, buf, pos + 1, end - 1, escaped, decoded);
-            (Value::Character(t), end)
+            let t = if escaped {
+                tree.alloc_text(decoded)
+            } else {
+                Text::src_or_empty(buf, pos as u32 + 1, (end - pos - 2) as u32)
+            };
+            let v = Value::Character(t);
+            tree.push_parsed_spanned(parent, ft, Text::EMPTY, name, v, span(end), 0);
+            return Ok(end);
         }
         b'-' | b'0'..=b'9' => {
             let (n, end) = scan::scan_number(src, pos)?;
@@ -372,14 +412,6 @@ fn push_scalar(
         b'n' => (Value::Null, scan::expect_literal(src, pos, b"null")?),
         _ => return Err(unexpected(src, pos, "a value")),
     };
-    let id = tree.push_parsed(parent, field_type::NAME_VALUE, Text::EMPTY, name, value);
-    tree.set_source(
-        id,
-        SourceSpan {
-            buf,
-            start: pos as u32,
-            end: end as u32,
-        },
-    );
+    tree.push_parsed_spanned(parent, ft, Text::EMPTY, name, value, span(end), 0);
     Ok(end)
 }

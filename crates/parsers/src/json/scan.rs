@@ -201,7 +201,9 @@ pub(crate) enum Number {
     Float(f64),
 }
 
-/// Scan the number starting at `pos`; returns it and the position after it.
+/// Scan the number starting at `pos`; returns it and the position after it. Inlined: the
+/// number returned through memory is read back before its stores complete.
+#[inline(always)]
 pub(crate) fn scan_number(src: &[u8], pos: usize) -> Result<(Number, usize), Fail> {
     let mut i = pos;
     let neg = src.get(i) == Some(&b'-');

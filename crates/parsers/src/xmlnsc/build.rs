@@ -14,6 +14,7 @@ use super::XmlnscParser;
 use super::field_type as ft;
 use super::flags;
 use super::lexer::{Lexer, RawAttr, Span, Token, split_qname};
+use super::plain;
 use super::scope::{self, Scope, XML_NS, XMLNS_NS};
 use super::skip;
 use super::text::{check_utf8, decode, needs_decode};
@@ -243,6 +244,9 @@ struct Frame {
     start: Option<usize>,
     qname: Option<Span>,
     mark: usize,
+    /// The dependency flags of the folder and the children built so far, when all of them were
+    /// built by this pass (then its end needs no walk over them).
+    deps: Option<u8>,
 }
 
 pub(crate) struct Builder<'t, 'b> {
@@ -294,10 +298,7 @@ impl<'t, 'b> Builder<'t, 'b> {
 
     #[inline]
     pub(crate) fn src(&self, s: Span) -> Text {
-        if s.1 == s.0 {
-            return Text::EMPTY;
-        }
-        Text::src(self.buf, s.0 as u32, (s.1 - s.0) as u32)
+        Text::src_or_empty(self.buf, s.0 as u32, (s.1 - s.0) as u32)
     }
 
     /// A name as a text handle, checked to be UTF-8.
@@ -345,7 +346,12 @@ impl<'t, 'b> Builder<'t, 'b> {
     /// Resolve a prefix (empty: the default namespace) for a tag at `offset` declared by tag
     /// `seq`; returns the namespace and the dependency flags it adds.
     #[inline(always)]
-    fn resolve(&mut self, prefix: &[u8], offset: usize, seq: u32) -> Result<(Text, u8), Error> {
+    pub(crate) fn resolve(
+        &mut self,
+        prefix: &[u8],
+        offset: usize,
+        seq: u32,
+    ) -> Result<(Text, u8), Error> {
         if prefix == b"xml" {
             return Ok((Text::from_static(XML_NS), 0));
         }
@@ -564,7 +570,7 @@ impl<'t, 'b> Builder<'t, 'b> {
         }
     }
 
-    fn span(&self, start: usize, end: usize) -> SourceSpan {
+    pub(crate) fn span(&self, start: usize, end: usize) -> SourceSpan {
         SourceSpan {
             buf: self.buf,
             start: start as u32,
@@ -659,6 +665,18 @@ impl<'t, 'b> Builder<'t, 'b> {
 
     /// Record that element `id` ends at `end`: span, dependency flags, parent's resume point.
     fn finish(&mut self, id: NodeId, start: Option<usize>, end: usize) {
+        let t = &*self.tree;
+        let mut deps = t.parser_flags(id) & flags::DEPS;
+        let mut c = t.peek_first_child(id);
+        while let Some(k) = c {
+            deps |= t.parser_flags(k) & flags::DEPS;
+            c = t.peek_next_sibling(k);
+        }
+        self.finish_with(id, start, end, deps);
+    }
+
+    /// [`Builder::finish`] when the dependency flags of `id` and its children are known.
+    fn finish_with(&mut self, id: NodeId, start: Option<usize>, end: usize, deps: u8) {
         let t = &mut *self.tree;
         if let Some(s) = start {
             t.set_source(
@@ -669,12 +687,6 @@ impl<'t, 'b> Builder<'t, 'b> {
                     end: end as u32,
                 },
             );
-        }
-        let mut deps = t.parser_flags(id) & flags::DEPS;
-        let mut c = t.peek_first_child(id);
-        while let Some(k) = c {
-            deps |= t.parser_flags(k) & flags::DEPS;
-            c = t.peek_next_sibling(k);
         }
         t.set_parser_flags(id, deps);
         t.finish_pending(id);
@@ -698,6 +710,7 @@ impl<'t, 'b> Builder<'t, 'b> {
             start,
             qname: start.and_then(|s| qname_at(self.bytes, s)),
             mark: self.scope.len(),
+            deps: None,
         });
         frames
     }
@@ -719,6 +732,25 @@ impl<'t, 'b> Builder<'t, 'b> {
         r
     }
 
+    /// Finish the innermost frame, whose end tag ends at `end`, and pass its dependency flags
+    /// to the frame around it.
+    #[inline(always)]
+    fn close_frame(&mut self, frames: &mut Vec<Frame>, end: usize) {
+        let Some(top) = frames.pop() else {
+            return;
+        };
+        match top.deps {
+            Some(d) => self.finish_with(top.id, top.start, end, d),
+            None => self.finish(top.id, top.start, end),
+        }
+        self.scope.truncate(top.mark);
+        if let Some(outer) = frames.last_mut()
+            && let Some(d) = &mut outer.deps
+        {
+            *d |= self.tree.parser_flags(top.id) & flags::DEPS;
+        }
+    }
+
     /// Build until every frame is closed (true) or parsing passes byte `limit` (false).
     fn all_inner(
         &mut self,
@@ -736,6 +768,41 @@ impl<'t, 'b> Builder<'t, 'b> {
                 return Ok(false);
             }
             let top_id = top.id;
+            let at = *pos;
+            if self.bytes.get(at) == Some(&b'<') {
+                if self.bytes.get(at + 1) == Some(&b'/') {
+                    if let Some(q) = top.qname
+                        && let Some(end) = plain::plain_end_tag(self.bytes, at, q)
+                    {
+                        *pos = end;
+                        self.close_frame(frames, end);
+                        continue;
+                    }
+                } else if let Some(r) = self.push_plain(top_id, at, depth + frames.len()) {
+                    let (pushed, deps) = r?;
+                    match pushed {
+                        Pushed::Done { end } => {
+                            *pos = end;
+                            if let Some(top) = frames.last_mut()
+                                && let Some(d) = &mut top.deps
+                            {
+                                *d |= deps;
+                            }
+                        }
+                        Pushed::Folder { id, mark, content } => {
+                            *pos = content;
+                            frames.push(Frame {
+                                id,
+                                start: Some(at),
+                                qname: Some((at + 1, content - 1)),
+                                mark,
+                                deps: Some(deps),
+                            });
+                        }
+                    }
+                    continue;
+                }
+            }
             let mut lx = Lexer::new(self.bytes, *pos, self.p.options.limits.max_attributes);
             lx.read_token(&mut self.attrs, &mut tok)?;
             *pos = lx.pos;
@@ -748,14 +815,25 @@ impl<'t, 'b> Builder<'t, 'b> {
                 } => {
                     let d = depth + frames.len();
                     match self.push_element(top_id, start, name, self_closing, end, d)? {
-                        Pushed::Done { end } => *pos = end,
+                        Pushed::Done { end } => {
+                            *pos = end;
+                            let kid = self.tree.peek_last_child(top_id);
+                            if let Some(top) = frames.last_mut()
+                                && let Some(d) = &mut top.deps
+                                && let Some(k) = kid
+                            {
+                                *d |= self.tree.parser_flags(k) & flags::DEPS;
+                            }
+                        }
                         Pushed::Folder { id, mark, content } => {
                             *pos = content;
+                            let deps = self.tree.parser_flags(id) & flags::DEPS;
                             frames.push(Frame {
                                 id,
                                 start: Some(start),
                                 qname: Some(name),
                                 mark,
+                                deps: Some(deps),
                             });
                         }
                     }
@@ -764,10 +842,7 @@ impl<'t, 'b> Builder<'t, 'b> {
                     if let Some(q) = top.qname {
                         self.check_end(q, name)?;
                     }
-                    let (s, mark) = (top.start, top.mark);
-                    self.finish(top_id, s, end);
-                    self.scope.truncate(mark);
-                    frames.pop();
+                    self.close_frame(frames, end);
                 }
                 Token::Eof => {
                     let s = top.start;

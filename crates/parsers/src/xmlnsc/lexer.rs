@@ -56,10 +56,13 @@ pub(crate) enum Token {
 
 const NAME_START: u8 = 1;
 const NAME_CHAR: u8 = 2;
+/// A name character that is ASCII and not ':': a name made of these needs neither a prefix
+/// split nor a UTF-8 check.
+pub(crate) const PLAIN_NAME_CHAR: u8 = 4;
 
 /// Byte classes for XML names. Bytes of multi-byte UTF-8 characters count as name characters;
 /// whether they are valid UTF-8 is checked when the name is used.
-static CLASS: [u8; 256] = {
+pub(crate) static CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < 256 {
@@ -73,6 +76,9 @@ static CLASS: [u8; 256] = {
         } else {
             0
         };
+        if chr && c != b':' && c < 0x80 {
+            t[i] |= PLAIN_NAME_CHAR;
+        }
         i += 1;
     }
     t

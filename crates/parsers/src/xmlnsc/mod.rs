@@ -29,6 +29,7 @@ mod content;
 mod document;
 pub mod field_type;
 mod lexer;
+mod plain;
 mod scope;
 mod skip;
 mod text;

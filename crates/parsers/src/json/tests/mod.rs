@@ -4,6 +4,7 @@ mod constructs;
 mod errors;
 mod laziness;
 mod roundtrip;
+mod strings;
 mod writing;
 
 use std::sync::Arc;
