@@ -36,7 +36,7 @@ impl Builder<'_, '_> {
         }
         let first = pos == 0 || pos == 3 && self.bytes.starts_with(&[0xEF, 0xBB, 0xBF]);
         let mut first = first && self.tree.peek_first_child(doc).is_none();
-        if first && self.bytes.len() <= super::build::BUILD_PAST_MESSAGE_BYTES {
+        if first && self.bytes.len() <= super::subtree::BUILD_PAST_MESSAGE_BYTES {
             // A message small enough to be built as navigation passes (see
             // `BUILD_PAST_MESSAGE_BYTES`) is usually built whole: growing the arena to that size
             // a step at a time would copy it over and over. Records of short fields make about

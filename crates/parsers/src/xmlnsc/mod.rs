@@ -32,6 +32,7 @@ mod lexer;
 mod plain;
 mod scope;
 mod skip;
+mod subtree;
 mod text;
 mod write;
 
