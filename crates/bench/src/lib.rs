@@ -8,6 +8,7 @@
 //! Transports plug in through [`driver::Transport`]: this crate has the HTTP
 //! client and an in-crate echo server (the floor); others add theirs.
 
+pub mod affinity;
 pub mod chart;
 pub mod cli;
 pub mod driver;

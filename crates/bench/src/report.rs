@@ -229,6 +229,14 @@ pub fn markdown_report(outcome: &SuiteOutcome, title: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {title}\n");
     let _ = writeln!(out, "Measured on: {}.\n", outcome.machine.describe());
+    if let Some((server, driver)) = &outcome.placement {
+        let _ = writeln!(
+            out,
+            "The server ran on CPU {} and the load driver on CPU {}.\n",
+            cpu_list(server),
+            cpu_list(driver)
+        );
+    }
     let _ = writeln!(
         out,
         "The seeds' figures come from different hardware (an 8-core POWER7 for WMB V8, a 4-processor \
@@ -411,3 +419,10 @@ pub fn write_report(
 #[cfg(test)]
 #[path = "report_tests.rs"]
 mod tests;
+
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -90,7 +90,17 @@ fn outcome() -> SuiteOutcome {
             mem_total_kb: Some(24 * 1024 * 1024),
             kernel: Some("6.1".into()),
         },
+        placement: Some((vec![0], vec![1])),
     }
+}
+
+#[test]
+fn report_says_where_the_server_and_the_driver_ran() {
+    let md = markdown_report(&outcome(), "Suite");
+    assert!(
+        md.contains("The server ran on CPU 0 and the load driver on CPU 1."),
+        "{md}"
+    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::affinity;
 use crate::driver::{Driver, DriverConfig, Pacing, TransportFactory};
 use crate::error::BenchError;
 use crate::figures::{MeasuredServer, Sampler, Summary};
@@ -105,6 +106,8 @@ pub struct SuiteOutcome {
     pub interrupted: bool,
     /// The machine measured on.
     pub machine: MachineInfo,
+    /// The CPUs of the server and of the driver, when the suite placed them apart.
+    pub placement: Option<(Vec<usize>, Vec<usize>)>,
 }
 
 /// Runs `suite` and returns its rows.
@@ -161,6 +164,7 @@ pub fn run_suite(
         }
     }
 
+    let mut placed = None;
     if !remote.is_empty() && !context.aborted() {
         let binary = options.sluice_binary.as_ref().ok_or_else(|| {
             BenchError::Unsupported(
@@ -170,7 +174,20 @@ pub fn run_suite(
         let project = options.base_dir.join(&suite.project);
         let mut config = ServerConfig::new(binary, &project, &options.data_dir);
         config.extra_args = options.server_args.clone();
-        let mut server = ServerProcess::start(&config)?;
+        let allowed = affinity::allowed_cpus()?;
+        let placement = suite
+            .server_cores
+            .map(|n| affinity::split(&allowed, n))
+            .transpose()?;
+        if let Some((server_cpus, _)) = &placement {
+            affinity::pin_to(server_cpus)?;
+        }
+        let started = ServerProcess::start(&config);
+        if let Some((_, driver_cpus)) = &placement {
+            affinity::pin_to(driver_cpus)?;
+        }
+        let mut server = started?;
+        placed = placement.clone();
         let sampler = context.sampler(MeasuredServer::External(server.pid()));
         for case in &remote {
             if context.aborted() {
@@ -202,6 +219,9 @@ pub fn run_suite(
             }
         }
         server.stop();
+        if placement.is_some() {
+            affinity::pin_to(&allowed)?;
+        }
     }
 
     context.progress.finish_and_clear();
@@ -210,6 +230,7 @@ pub fn run_suite(
         rows: context.rows,
         interrupted,
         machine: MachineInfo::read(&options.proc),
+        placement: placed,
     })
 }
 

@@ -7,6 +7,7 @@
 //! duration_secs: 30
 //! runs: 3
 //! floor: true               # also measure the floor echo server (default: true)
+//! server_cores: 1           # optional: the server on this many cores, the driver on the rest
 //! tests:
 //!   - name: xml-echo
 //!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } } or floor
@@ -51,6 +52,11 @@ pub struct Suite {
     /// Whether to measure the floor echo server for comparison.
     #[serde(default = "default_true")]
     pub floor: bool,
+    /// Run the server on this many of the usable cores and the load driver on the others, as
+    /// the reference reports measure a server on a given number of cores; absent, both share
+    /// every core.
+    #[serde(default)]
+    pub server_cores: Option<usize>,
     /// The tests.
     pub tests: Vec<TestSpec>,
 }

@@ -158,11 +158,14 @@ fn bench_suite_writes_markdown_and_csv_reports_with_seed_figures() {
     let dir = TempDir::new("suite");
     let suite = dir.path().join("suite.yaml");
     let samples = samples_dir();
+    // With more than one core, the server runs on one and the driver on the others.
+    let placed = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     std::fs::write(
         &suite,
         format!(
-            "project: {}\nwarmup_secs: 0.2\nduration_secs: 1\nruns: 1\nfloor: false\ntests:\n  - name: blob-echo\n    transport: {{ http: {{ path: /samples/blob-echo }} }}\n    format: xml\n    sizes: [2kB]\n    instances: [1, 2]\n    requesters: 2\n    seed: {{ file: ace11_containers.csv, platform: Linux, scenario: HTTP BLOB Echo, product: ACE 11.0.0.4, concurrency: \"2\" }}\n  - name: in-process\n    transport: {{ inprocess: {{ path: /samples/xml-echo }} }}\n    format: xml\n    sizes: [2kB]\n    requesters: 2\n  - name: mq-read-write\n    transport: {{ qm: {{ in: SAMPLES.IN, out: SAMPLES.OUT }} }}\n    format: xml\n    sizes: [2kB]\n    persistence: [NONE, FULL]\n    requesters: 2\n    seed: {{ file: wmb8_part2.csv, section: MQ Nodes, test: Reading and writing to an MQ Queue }}\n",
-            samples.display()
+            "project: {}\nwarmup_secs: 0.2\nduration_secs: 1\nruns: 1\nfloor: false\n{}tests:\n  - name: blob-echo\n    transport: {{ http: {{ path: /samples/blob-echo }} }}\n    format: xml\n    sizes: [2kB]\n    instances: [1, 2]\n    requesters: 2\n    seed: {{ file: ace11_containers.csv, platform: Linux, scenario: HTTP BLOB Echo, product: ACE 11.0.0.4, concurrency: \"2\" }}\n  - name: in-process\n    transport: {{ inprocess: {{ path: /samples/xml-echo }} }}\n    format: xml\n    sizes: [2kB]\n    requesters: 2\n  - name: mq-read-write\n    transport: {{ qm: {{ in: SAMPLES.IN, out: SAMPLES.OUT }} }}\n    format: xml\n    sizes: [2kB]\n    persistence: [NONE, FULL]\n    requesters: 2\n    seed: {{ file: wmb8_part2.csv, section: MQ Nodes, test: Reading and writing to an MQ Queue }}\n",
+            samples.display(),
+            if placed { "server_cores: 1\n" } else { "" }
         ),
     )
     .unwrap();
@@ -183,6 +186,11 @@ fn bench_suite_writes_markdown_and_csv_reports_with_seed_figures() {
         "{md}"
     );
     assert!(md.contains("Msg Size") && md.contains("CPU ms/msg"), "{md}");
+    assert_eq!(
+        md.contains("The server ran on CPU"),
+        placed,
+        "the report says where the server ran when the suite placed it:\n{md}"
+    );
     assert!(
         md.contains("331.64"),
         "the seed figure for HTTP BLOB Echo 2k at 2 cores is shown:\n{md}"
