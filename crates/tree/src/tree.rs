@@ -115,18 +115,8 @@ impl Element {
             name,
             value: value.words,
             field_type,
-            parent: NIL,
-            first: NIL,
-            prev: NIL,
-            next: NIL,
-            src_start: 0,
-            src_end: 0,
-            resume: 0,
-            src_buf: NO_BUF,
-            namespace: 0,
-            parser: NO_PARSER,
             flags: value.kind << KIND_SHIFT,
-            parser_flags: 0,
+            ..BLANK
         }
     }
 
