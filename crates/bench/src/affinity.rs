@@ -47,6 +47,26 @@ pub fn pin_to(cpus: &[usize]) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// Where the server and the driver run, and every CPU the harness had before placing them.
+pub struct Placement {
+    pub all: Vec<usize>,
+    pub server: Vec<usize>,
+    pub driver: Vec<usize>,
+}
+
+impl Placement {
+    /// The first `server_cores` usable CPUs for the server, the rest for the driver.
+    pub fn new(server_cores: usize) -> Result<Placement, BenchError> {
+        let all = allowed_cpus()?;
+        let (server, driver) = split(&all, server_cores)?;
+        Ok(Placement {
+            all,
+            server,
+            driver,
+        })
+    }
+}
+
 /// The first `server_cores` of `allowed` for the server, the rest for the driver.
 pub fn split(
     allowed: &[usize],

@@ -174,20 +174,18 @@ pub fn run_suite(
         let project = options.base_dir.join(&suite.project);
         let mut config = ServerConfig::new(binary, &project, &options.data_dir);
         config.extra_args = options.server_args.clone();
-        let allowed = affinity::allowed_cpus()?;
         let placement = suite
             .server_cores
-            .map(|n| affinity::split(&allowed, n))
+            .map(affinity::Placement::new)
             .transpose()?;
-        if let Some((server_cpus, _)) = &placement {
-            affinity::pin_to(server_cpus)?;
+        if let Some(p) = &placement {
+            affinity::pin_to(&p.server)?;
         }
         let started = ServerProcess::start(&config);
-        if let Some((_, driver_cpus)) = &placement {
-            affinity::pin_to(driver_cpus)?;
+        if let Some(p) = &placement {
+            affinity::pin_to(&p.driver)?;
         }
         let mut server = started?;
-        placed = placement.clone();
         let sampler = context.sampler(MeasuredServer::External(server.pid()));
         for case in &remote {
             if context.aborted() {
@@ -219,8 +217,9 @@ pub fn run_suite(
             }
         }
         server.stop();
-        if placement.is_some() {
-            affinity::pin_to(&allowed)?;
+        if let Some(p) = placement {
+            affinity::pin_to(&p.all)?;
+            placed = Some((p.server, p.driver));
         }
     }
 
