@@ -11,6 +11,8 @@ use sluice_node_api::{
 
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static OUTCOMES: Mutex<Vec<Result<(), String>>> = Mutex::new(Vec::new());
+/// The scheduling policy each instance thread ran under.
+static POLICIES: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 fn log(s: String) {
     LOG.lock().unwrap().push(s);
@@ -22,6 +24,11 @@ struct Source {
 }
 impl InputNode for Source {
     fn run_instance(&self, runner: &mut dyn InstanceRunner) {
+        // SAFETY: no arguments; 0 means the calling thread.
+        POLICIES
+            .lock()
+            .unwrap()
+            .push(unsafe { libc::sched_getscheduler(0) });
         for _ in 0..self.count {
             let mut inv = Invocation::new();
             let mut msg = Message::new();
@@ -165,6 +172,7 @@ fn run(src: &str) -> (Vec<String>, Vec<Result<(), String>>, Arc<Flow>) {
     );
     LOG.lock().unwrap().clear();
     OUTCOMES.lock().unwrap().clear();
+    POLICIES.lock().unwrap().clear();
     flow.start().stop();
     (
         LOG.lock().unwrap().clone(),
@@ -236,4 +244,19 @@ fn statistics_count_invocations_and_bytes_per_flow_and_node() {
     assert!(f.elapsed_ns > 0);
     assert_eq!(flow.stats.nodes[1].snapshot().invocations, 40);
     assert!(f.cpu_ns > 0, "sampled CPU time is scaled up to an estimate");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn instance_threads_do_not_preempt_the_io_threads() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    run("nodes:\n  s: { type: Source, wires: { out: [a] } }\n  a: { type: Step }\n");
+    assert_eq!(*POLICIES.lock().unwrap(), [libc::SCHED_BATCH]);
+    // SAFETY: as above.
+    let this = unsafe { libc::sched_getscheduler(0) };
+    assert_eq!(
+        this,
+        libc::SCHED_OTHER,
+        "only the instance threads change policy"
+    );
 }
