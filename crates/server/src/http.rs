@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_LENGTH, HeaderName, HeaderValue};
@@ -46,6 +46,33 @@ fn to_hyper(r: HttpResponse) -> Response<Full<Bytes>> {
     resp
 }
 
+/// The whole request body in one buffer. A body that arrives in one piece is kept as it is;
+/// otherwise each piece is copied into a buffer sized from Content-Length as it arrives and
+/// then dropped, so a large body is held once, not once in pieces and again joined.
+async fn read_body(
+    mut body: Limited<Incoming>,
+    declared: Option<u64>,
+) -> Result<Bytes, Box<dyn std::error::Error + Send + Sync>> {
+    let mut first: Option<Bytes> = None;
+    let mut joined = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame?.into_data() else {
+            continue; // trailers
+        };
+        match first.take() {
+            None if joined.is_empty() => first = Some(data),
+            None => joined.extend_from_slice(&data),
+            Some(f) => {
+                let want = declared.unwrap_or(0) as usize;
+                joined.reserve(want.max(f.len() + data.len()));
+                joined.extend_from_slice(&f);
+                joined.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| joined.freeze()))
+}
+
 async fn handle(
     state: Arc<HttpState>,
     req: Request<Incoming>,
@@ -69,7 +96,7 @@ async fn handle(
     let limited = Limited::new(body, s.max_request_bytes as usize);
     let body = match tokio::time::timeout(
         Duration::from_secs(s.request_timeout_secs),
-        limited.collect(),
+        read_body(limited, declared),
     )
     .await
     {
@@ -99,7 +126,7 @@ async fn handle(
                 },
             );
         }
-        Ok(Ok(b)) => b.to_bytes(),
+        Ok(Ok(b)) => b,
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let version = match parts.version {

@@ -65,6 +65,49 @@ fn oversized_request_gets_413() {
 }
 
 #[test]
+fn a_body_that_arrives_in_pieces_comes_back_whole() {
+    let p = project("", &[("echo.yaml", ECHO)]);
+    let s = Server::start(p.path());
+    let body: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let parts = [&body[..1], &body[1..100_000], &body[100_000..]];
+    // With Content-Length, and chunked without it.
+    for chunked in [false, true] {
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", s.http_port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let head = if chunked {
+            "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".to_string()
+        } else {
+            format!(
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+        };
+        c.write_all(head.as_bytes()).unwrap();
+        for part in parts {
+            if chunked {
+                c.write_all(format!("{:x}\r\n", part.len()).as_bytes())
+                    .unwrap();
+                c.write_all(part).unwrap();
+                c.write_all(b"\r\n").unwrap();
+            } else {
+                c.write_all(part).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if chunked {
+            c.write_all(b"0\r\n\r\n").unwrap();
+        }
+        let r = common::read_response(&mut c);
+        assert_eq!(r.status, 200, "chunked: {chunked}");
+        assert!(
+            r.body == body,
+            "chunked: {chunked}: {} bytes back",
+            r.body.len()
+        );
+    }
+}
+
+#[test]
 fn slow_client_gets_408() {
     let p = project("http:\n  request_timeout_secs: 1\n", &[("echo.yaml", ECHO)]);
     let s = Server::start(p.path());
