@@ -1,6 +1,6 @@
 //! The ESQL conformance suite and runtime tests.
 //!
-//! Every folder under `tests/esql/` is a case: `program.esql` (its first module runs),
+//! Every folder under the repository's `tests/esql/` is a case: `program.esql` (its first module runs),
 //! optionally `input.xml` (the XMLNSC body of the input message), and either `expected.txt`
 //! (the output Root tree, every PROPAGATE and the Environment, rendered) or `error.txt` (text
 //! the runtime or compile error must contain). Run with `BLESS=1` to write `expected.txt`.
@@ -108,7 +108,7 @@ fn run_case(dir: &Path) -> Result<String, String> {
 
 #[test]
 fn conformance_cases_produce_expected_trees() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/esql");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/esql");
     let mut dirs: Vec<_> = std::fs::read_dir(&root)
         .expect("tests/esql exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
