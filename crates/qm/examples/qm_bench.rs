@@ -1,8 +1,12 @@
 //! Queue manager throughput figures (not a test): the disk's own fdatasync rate, in-process
 //! 2 KB non-persistent put+get, persistent 2 KB puts with N threads (group commit), and
-//! request/reply round trips over the client protocol.
+//! request/reply round trips over the client protocol at 2 KB, 20 KB, 200 KB and 2 MB (or the
+//! sizes given, in bytes, comma-separated).
 //!
-//! `cargo run -p sluice-qm --release --example qm_bench -- [SECONDS] [DATA_DIR] [np|persistent|rr|rrp]`
+//! As in seeds/001, there are as many responders as it takes for a request always to find a
+//! waiting getter: one per requester (or at most MAX_RESPONDERS).
+//!
+//! `cargo run -p sluice-qm --release --example qm_bench -- [SECONDS] [DATA_DIR] [np|persistent|rr|rrp] [SIZES] [MAX_RESPONDERS]`
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -215,13 +219,30 @@ fn main() {
     let server = Server::bind("127.0.0.1:0", rqm.clone(), AuthConfig::anonymous()).expect("bind");
     let addr = server.local_addr().to_string();
     // `rrp`: only the persistent request/reply figures (for profiling them).
-    for persistent in [false, true]
-        .into_iter()
-        .filter(|&p| run("rr") || (p && part == "rrp"))
-    {
+    let sizes: Vec<usize> = match args.get(4) {
+        Some(list) => list
+            .split(',')
+            .map(|n| n.trim().parse().expect("sizes are numbers of bytes"))
+            .collect(),
+        None => vec![2 << 10, 20 << 10, 200 << 10, 2 << 20],
+    };
+    let max_responders: usize = args
+        .get(5)
+        .map(|n| n.parse().expect("MAX_RESPONDERS is a number"))
+        .unwrap_or(usize::MAX);
+    for (size, persistent) in sizes.iter().flat_map(|&n| [(n, false), (n, true)]) {
+        if !(run("rr") || (persistent && part == "rrp")) {
+            continue;
+        }
+        let body = bytes::Bytes::from(vec![b'x'; size]);
+        let label = match size {
+            n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MB", n >> 20),
+            n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KB", n >> 10),
+            n => format!("{n} B"),
+        };
         for requesters in [1usize, 8, 64] {
             let stop = Arc::new(AtomicBool::new(false));
-            let responders: Vec<_> = (0..requesters.min(4))
+            let responders: Vec<_> = (0..requesters.min(max_responders))
                 .map(|_| {
                     let (addr, stop) = (addr.clone(), stop.clone());
                     std::thread::spawn(move || {
@@ -295,7 +316,7 @@ fn main() {
             let log1 = rqm.log_stats().unwrap_or_default();
             let writer_us = (named_threads_cpu_secs("qm-log-writer") - writer0) * 1e6;
             println!(
-                "client protocol request/reply 2 KB {}, {requesters:>2} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip in all, {broker:.1} us of it the server's; {switches:.1} thread sleeps per round trip)",
+                "client protocol request/reply {label} {}, {requesters:>2} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip in all, {broker:.1} us of it the server's; {switches:.1} thread sleeps per round trip)",
                 if persistent {
                     "persistent"
                 } else {
