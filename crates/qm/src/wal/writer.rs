@@ -71,7 +71,7 @@ pub(super) fn entry_size(m: &LiveMsg) -> u64 {
 impl Writer {
     pub fn run(mut self) {
         loop {
-            let batch = {
+            let mut batch = {
                 let mut ib = self.shared.inbox.lock();
                 while ib.reqs.is_empty() && !ib.stop {
                     self.shared.wake.wait(&mut ib);
@@ -83,8 +83,8 @@ impl Writer {
             };
             let outcome = self.write_batch(&batch);
             if outcome.is_ok() {
-                for r in &batch {
-                    self.apply(&r.ops);
+                for r in &mut batch {
+                    self.apply(std::mem::take(&mut r.ops));
                 }
             }
             let result = || -> Outcome {
@@ -128,7 +128,7 @@ impl Writer {
         }
     }
 
-    fn apply(&mut self, ops: &[Op]) {
+    fn apply(&mut self, ops: Vec<Op>) {
         for op in ops {
             match op {
                 Op::Put {
@@ -138,22 +138,22 @@ impl Writer {
                     msg,
                 } => {
                     let m = LiveMsg {
-                        queue: queue.clone(),
-                        expire_ms: *expire_ms,
-                        msg: msg.clone(),
+                        queue,
+                        expire_ms,
+                        msg,
                     };
                     self.live_bytes += entry_size(&m);
-                    self.max_seq = self.max_seq.max(*seq);
-                    self.live.insert(*seq, m);
+                    self.max_seq = self.max_seq.max(seq);
+                    self.live.insert(seq, m);
                 }
                 Op::Remove { seq } => {
-                    if let Some(m) = self.live.remove(seq) {
+                    if let Some(m) = self.live.remove(&seq) {
                         self.live_bytes -= entry_size(&m);
                     }
                 }
                 Op::Backout { seq, count } => {
-                    if let Some(m) = self.live.get_mut(seq) {
-                        m.msg.md.backout_count = *count;
+                    if let Some(m) = self.live.get_mut(&seq) {
+                        m.msg.md.backout_count = count;
                     }
                 }
             }
