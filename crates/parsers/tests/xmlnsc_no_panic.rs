@@ -61,16 +61,7 @@ proptest! {
         edits in prop::collection::vec((0usize..SEED.len(), prop::sample::select(b"<>/&;:='\"!?[]- xa\xff".to_vec()), 0u8..3), 1..6),
         flags in any::<u8>(),
     ) {
-        let mut body = SEED.as_bytes().to_vec();
-        for (pos, byte, op) in edits {
-            let pos = pos.min(body.len());
-            match op {
-                0 if pos < body.len() => body[pos] = byte,
-                1 => body.insert(pos, byte),
-                _ if pos < body.len() => { body.remove(pos); }
-                _ => {}
-            }
-        }
+        let body = mutate(SEED, edits);
         exercise(body, flags);
     }
 }

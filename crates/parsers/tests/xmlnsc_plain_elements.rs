@@ -122,16 +122,7 @@ proptest! {
         ),
         flags in 0u8..8,
     ) {
-        let mut body = SEED.as_bytes().to_vec();
-        for (pos, byte, op) in edits {
-            let pos = pos.min(body.len());
-            match op {
-                0 if pos < body.len() => body[pos] = byte,
-                1 => body.insert(pos, byte),
-                _ if pos < body.len() => { body.remove(pos); }
-                _ => {}
-            }
-        }
+        let body = mutate(SEED, edits);
         same_either_way(&body, flags);
     }
 }

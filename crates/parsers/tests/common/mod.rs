@@ -98,3 +98,21 @@ pub fn text(t: &Tree, id: NodeId) -> String {
         other => format!("{other:?}"),
     }
 }
+
+/// `seed` with `edits` applied in turn: each `(position, byte, op)` overwrites (op 0),
+/// inserts (op 1) or removes (otherwise) at the position, clamped to the body.
+pub fn mutate(seed: &str, edits: Vec<(usize, u8, u8)>) -> Vec<u8> {
+    let mut body = seed.as_bytes().to_vec();
+    for (pos, byte, op) in edits {
+        let pos = pos.min(body.len());
+        match op {
+            0 if pos < body.len() => body[pos] = byte,
+            1 => body.insert(pos, byte),
+            _ if pos < body.len() => {
+                body.remove(pos);
+            }
+            _ => {}
+        }
+    }
+    body
+}
