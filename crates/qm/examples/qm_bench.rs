@@ -6,7 +6,7 @@
 //! As in seeds/001, there are as many responders as it takes for a request always to find a
 //! waiting getter: one per requester (or at most MAX_RESPONDERS).
 //!
-//! `cargo run -p sluice-qm --release --example qm_bench -- [SECONDS] [DATA_DIR] [np|persistent|rr|rrp] [SIZES] [MAX_RESPONDERS]`
+//! `cargo run -p sluice-qm --release --example qm_bench -- [SECONDS] [DATA_DIR] [np|persistent|rr|rrp|rrn] [SIZES] [MAX_RESPONDERS] [REQUESTERS] [tcp|local]`
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -216,9 +216,17 @@ fn main() {
         ..QueueDef::local("REPLY")
     })
     .expect("define");
-    let server = Server::bind("127.0.0.1:0", rqm.clone(), AuthConfig::anonymous()).expect("bind");
-    let addr = server.local_addr().to_string();
-    // `rrp`: only the persistent request/reply figures (for profiling them).
+    // The same server on TCP and on a local socket (MQ's bindings-mode connections, which
+    // seeds/001's RR-BB uses, are its local ones).
+    let tcp = Server::bind("127.0.0.1:0", rqm.clone(), AuthConfig::anonymous()).expect("bind");
+    let local = Server::bind(
+        &base.join("qm.sock").display().to_string(),
+        rqm.clone(),
+        AuthConfig::anonymous(),
+    )
+    .expect("bind local socket");
+    // `rrp`, `rrn`: only the persistent, or non-persistent, request/reply figures (for
+    // profiling them).
     let sizes: Vec<usize> = match args.get(4) {
         Some(list) => list
             .split(',')
@@ -230,8 +238,29 @@ fn main() {
         .get(5)
         .map(|n| n.parse().expect("MAX_RESPONDERS is a number"))
         .unwrap_or(usize::MAX);
-    for (size, persistent) in sizes.iter().flat_map(|&n| [(n, false), (n, true)]) {
-        if !(run("rr") || (persistent && part == "rrp")) {
+    let requester_counts: Vec<usize> = match args.get(6) {
+        Some(list) => list
+            .split(',')
+            .map(|n| n.trim().parse().expect("REQUESTERS are numbers"))
+            .collect(),
+        None => vec![1, 8, 64],
+    };
+    let transports: Vec<&str> = match args.get(7).map(String::as_str) {
+        Some("tcp") => vec!["TCP"],
+        Some("local") => vec!["local socket"],
+        _ => vec!["TCP", "local socket"],
+    };
+    let cases = sizes.iter().flat_map(|&n| [(n, false), (n, true)]);
+    for ((size, persistent), transport) in
+        cases.flat_map(|c| transports.iter().map(move |&t| (c, t)))
+    {
+        let addr = if transport == "TCP" {
+            tcp.address()
+        } else {
+            local.address()
+        }
+        .to_string();
+        if !(run("rr") || (persistent && part == "rrp") || (!persistent && part == "rrn")) {
             continue;
         }
         let body = bytes::Bytes::from(vec![b'x'; size]);
@@ -240,7 +269,7 @@ fn main() {
             n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KB", n >> 10),
             n => format!("{n} B"),
         };
-        for requesters in [1usize, 8, 64] {
+        for &requesters in &requester_counts {
             let stop = Arc::new(AtomicBool::new(false));
             let responders: Vec<_> = (0..requesters.min(max_responders))
                 .map(|_| {
@@ -316,7 +345,7 @@ fn main() {
             let log1 = rqm.log_stats().unwrap_or_default();
             let writer_us = (named_threads_cpu_secs("qm-log-writer") - writer0) * 1e6;
             println!(
-                "client protocol request/reply {label} {}, {requesters:>2} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip in all, {broker:.1} us of it the server's; {switches:.1} thread sleeps per round trip)",
+                "request/reply over {transport}, {label} {}, {requesters:>2} requesters: {rate:>8.0} round trips/s ({cpu:.1} us CPU per round trip in all, {broker:.1} us of it the server's; {switches:.1} thread sleeps per round trip)",
                 if persistent {
                     "persistent"
                 } else {
@@ -340,7 +369,7 @@ fn main() {
             }
         }
     }
-    drop(server);
+    drop((tcp, local));
     qm.shutdown();
     rqm.shutdown();
     let _ = std::fs::remove_dir_all(&base);

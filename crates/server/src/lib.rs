@@ -130,7 +130,23 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
             return 1;
         }
     };
+    // Applications on this host may use the local socket instead: the same protocol
+    // without the kernel's TCP path (MQ's bindings-mode connections play that part).
+    let qm_socket = data_dir.join("qm.sock");
+    let qm_local = sluice_qm::net::Server::bind(
+        &qm_socket.display().to_string(),
+        Arc::clone(&qm),
+        queues::auth(&project.settings),
+    )
+    .map_err(|e| {
+        tracing::warn!(
+            "queue manager: no local socket at {}: {e}",
+            qm_socket.display()
+        )
+    })
+    .ok();
     let code = serve(&rt, &opts, &project, registry, &qm);
+    drop(qm_local);
     drop(qm_server);
     qm.shutdown();
     rt.shutdown_timeout(Duration::from_secs(5));

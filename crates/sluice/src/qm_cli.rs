@@ -15,7 +15,8 @@ use sluice_qm::{
 
 #[derive(Args)]
 pub struct QmArgs {
-    /// The server's queue manager address.
+    /// The server's queue manager: HOST:PORT, or the path of its local socket
+    /// (DATA_DIR/qm.sock, for applications on the server's host).
     #[arg(long, global = true, default_value = "127.0.0.1:7802")]
     server: String,
     /// User name (with --password), when the server requires credentials.

@@ -85,6 +85,33 @@ fn mq_blob_echo_moves_messages_from_in_to_out_through_the_cli() {
 }
 
 #[test]
+fn local_applications_connect_through_the_data_dirs_socket() {
+    let s = Server::start(&samples_dir());
+    let sock = s.data_dir.join("qm.sock").display().to_string();
+    let mut c = Client::connect(&sock, Credentials::default()).expect("connect locally");
+    c.put(
+        "SAMPLES.IN",
+        &Message::new("over the local socket"),
+        &PutOptions::default(),
+    )
+    .expect("put");
+    let reply = c
+        .get(
+            "SAMPLES.OUT",
+            &GetOptions::new().wait(Duration::from_secs(10)),
+        )
+        .expect("get")
+        .expect("the echo flow moved it");
+    assert_eq!(&reply.body[..], b"over the local socket");
+    let o = Command::new(bin())
+        .args(["qm", "depth", "SAMPLES.OUT", "--server", &sock])
+        .output()
+        .expect("run sluice qm");
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "0");
+}
+
+#[test]
 fn cli_defines_shows_and_clears_queues() {
     let s = Server::start(&samples_dir());
     let o = qm(

@@ -1,9 +1,9 @@
-//! Synchronous client over `std::net::TcpStream`, with reconnect.
+//! Synchronous client over TCP, TLS or a local socket, with reconnect.
 
 use std::io::BufReader;
 
+use super::sock::Sock;
 use super::{BoxStream, Out};
-use std::net::TcpStream;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -75,7 +75,9 @@ fn bad(e: crate::codec::DecodeError) -> QmError {
 }
 
 impl Client {
-    /// Connect and authenticate.
+    /// Connect and authenticate. `addr` is `HOST:PORT`, or the path of a server's local
+    /// socket (an address with a `/` in it): the same protocol without the kernel's TCP path,
+    /// for applications on the server's host.
     pub fn connect(addr: &str, creds: Credentials) -> Result<Client> {
         Client::open(addr, creds, None)
     }
@@ -120,14 +122,20 @@ impl Client {
             self.uow_lost = true;
             self.in_uow = false;
         }
-        let s = TcpStream::connect(&self.addr)
+        let s = Sock::connect(&self.addr)
             .map_err(|e| QmError::ConnectionBroken(format!("{}: {e}", self.addr)))?;
-        let _ = s.set_nodelay(true);
         let _ = s.set_write_timeout(Some(Duration::from_secs(60)));
-        let stream: BoxStream = match &self.tls {
+        let stream: BoxStream = match (&self.tls, s) {
             #[cfg(feature = "tls")]
-            Some(t) => t.wrap(s)?,
-            _ => Box::new(s),
+            (Some(t), Sock::Tcp(tcp)) => t.wrap(tcp)?,
+            #[cfg(feature = "tls")]
+            (Some(_), Sock::Local(_)) => {
+                return Err(QmError::Invalid(format!(
+                    "{}: TLS is for TCP connections, not local sockets",
+                    self.addr
+                )));
+            }
+            (_, s) => Box::new(s),
         };
         self.conn = Some(Conn {
             r: BufReader::with_capacity(64 * 1024, stream),

@@ -1,4 +1,4 @@
-//! Persistent work outside syncpoint, finished by the log writer. Over plain TCP a
+//! Persistent work outside syncpoint, finished by the log writer. Without TLS a
 //! connection thread does not wait for the disk: it hands the log the record of a persistent
 //! put (or of the removal of a persistent message got) together with the answer to write
 //! once the record is synced, and goes back to reading its socket. The log writer, right

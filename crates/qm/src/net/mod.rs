@@ -1,7 +1,8 @@
-//! The client protocol: length-prefixed binary frames over TCP (see `PROTOCOL.md`).
+//! The client protocol: length-prefixed binary frames over TCP or a local socket (see
+//! `PROTOCOL.md` and `sock`).
 //!
 //! [`Server`] serves a [`crate::QueueManager`] with one thread per connection reading its
-//! requests; over plain TCP that thread waits neither for a message nor for the disk: a get
+//! requests; without TLS that thread waits neither for a message nor for the disk: a get
 //! outside syncpoint that has to wait is answered by the thread whose put satisfies it (see
 //! `waiter`), and persistent work outside syncpoint is answered by the log writer once it
 //! is synced (see `handoff`). [`Client`] is the synchronous client.
@@ -9,6 +10,7 @@
 mod client;
 mod handoff;
 mod server;
+mod sock;
 #[cfg(feature = "tls")]
 pub mod tls;
 mod waiter;
@@ -22,6 +24,7 @@ pub use client::{Client, Credentials};
 pub use server::Server;
 #[doc(hidden)]
 pub use server::serve_bytes;
+pub use sock::is_local;
 
 use crate::codec::{self, Reader};
 use crate::error::QmError;
@@ -130,7 +133,7 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// A byte stream the protocol runs over: plain TCP or TLS.
+/// A byte stream the protocol runs over: TCP, a local socket, or TLS.
 pub(crate) trait Stream: Read + Write + Send {}
 impl<T: Read + Write + Send> Stream for T {}
 /// Boxed [`Stream`].

@@ -1,10 +1,11 @@
 //! Client-protocol server: one thread per connection reads and runs its requests over the
-//! queue manager API; over plain TCP a get outside syncpoint that must wait is handed to a
+//! queue manager API; without TLS a get outside syncpoint that must wait is handed to a
 //! [`GetWait`] hooked on the queue, and a persistent put or get outside syncpoint to the log
 //! writer (`handoff`), so the thread goes back to its socket instead of waiting.
 
 use std::io::{self, BufRead, BufReader};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -24,11 +25,14 @@ use crate::ops::{Staged, Taken};
 use crate::uow::UnitOfWork;
 
 use super::handoff::{self, GetPart, PipelinedGet};
+use super::sock::{self, Listener, Sock};
 use super::waiter::{GetWait, Shared};
 
 /// A running server; dropping it (or [`Server::stop`]) stops accepting.
 pub struct Server {
-    addr: SocketAddr,
+    address: String,
+    /// The listening socket, to end the accepting thread's wait.
+    wake: Option<std::os::fd::OwnedFd>,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -50,19 +54,28 @@ fn tls_off(_: &TlsCfg) -> bool {
     true
 }
 
-fn wrap(tls: &TlsCfg, tcp: TcpStream) -> io::Result<BoxStream> {
+fn wrap(tls: &TlsCfg, sock: Sock) -> io::Result<BoxStream> {
+    // TLS listeners are TCP ones (`start_tls`).
     #[cfg(feature = "tls")]
-    if let Some(cfg) = tls {
+    if let Some(cfg) = tls
+        && let Sock::Tcp(tcp) = sock
+    {
         return super::tls::wrap_server(cfg, tcp);
     }
     let _ = tls;
-    Ok(Box::new(tcp))
+    Ok(Box::new(sock))
 }
 
 impl Server {
-    /// Bind `addr` (e.g. "127.0.0.1:7802", port 0 for any) and serve in background threads.
+    /// Listen on `addr` and serve in background threads: `HOST:PORT` (port 0 for any), or
+    /// the path of a local socket (an address with a `/` in it, see [`super::is_local`]).
     pub fn bind(addr: &str, qm: Arc<QueueManager>, auth: AuthConfig) -> io::Result<Server> {
-        Server::start(TcpListener::bind(addr)?, qm, auth)
+        let listener = if super::is_local(addr) {
+            Listener::bind_local(Path::new(addr))?
+        } else {
+            Listener::Tcp(TcpListener::bind(addr)?)
+        };
+        Server::spawn(listener, qm, auth, TlsCfg::default())
     }
 
     /// Serve an already bound listener in background threads.
@@ -71,7 +84,7 @@ impl Server {
         qm: Arc<QueueManager>,
         auth: AuthConfig,
     ) -> io::Result<Server> {
-        Server::spawn(listener, qm, auth, TlsCfg::default())
+        Server::spawn(Listener::Tcp(listener), qm, auth, TlsCfg::default())
     }
 
     /// Serve TLS connections (see [`super::tls::server_config`]) in background threads.
@@ -82,16 +95,17 @@ impl Server {
         auth: AuthConfig,
         tls: Arc<rustls::ServerConfig>,
     ) -> io::Result<Server> {
-        Server::spawn(listener, qm, auth, Some(tls))
+        Server::spawn(Listener::Tcp(listener), qm, auth, Some(tls))
     }
 
     fn spawn(
-        listener: TcpListener,
+        listener: Listener,
         qm: Arc<QueueManager>,
         auth: AuthConfig,
         tls: TlsCfg,
     ) -> io::Result<Server> {
-        let addr = listener.local_addr()?;
+        let address = listener.address()?;
+        let wake = Some(listener.try_clone_fd()?);
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = stop.clone();
         let auth = Arc::new(auth);
@@ -99,7 +113,8 @@ impl Server {
             .name("qm-net-accept".into())
             .spawn(move || accept_loop(listener, qm, auth, s2, tls))?;
         Ok(Server {
-            addr,
+            address,
+            wake,
             stop,
             accept: Some(accept),
         })
@@ -108,7 +123,7 @@ impl Server {
     /// Serve on the calling thread until the listener fails.
     pub fn serve_blocking(listener: TcpListener, qm: Arc<QueueManager>, auth: AuthConfig) {
         accept_loop(
-            listener,
+            Listener::Tcp(listener),
             qm,
             Arc::new(auth),
             Arc::new(AtomicBool::new(false)),
@@ -116,15 +131,26 @@ impl Server {
         );
     }
 
-    /// The bound address.
+    /// What clients connect to: `HOST:PORT`, or a local socket's path.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// The bound TCP address (`0.0.0.0:0` for a local socket).
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.address
+            .parse()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
     }
 
     /// Stop accepting connections (open connections end when their clients close).
     pub fn stop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        // Shutting a listening socket down makes a blocked accept return (Linux), whether
+        // or not its address can still be reached (a local socket's file may be gone).
+        if let Some(fd) = self.wake.take() {
+            sock::shutdown_listener(fd);
+        }
         if let Some(t) = self.accept.take() {
             let _ = t.join();
         }
@@ -138,13 +164,14 @@ impl Drop for Server {
 }
 
 fn accept_loop(
-    listener: TcpListener,
+    listener: Listener,
     qm: Arc<QueueManager>,
     auth: Arc<AuthConfig>,
     stop: Arc<AtomicBool>,
     tls: TlsCfg,
 ) {
-    for conn in listener.incoming() {
+    loop {
+        let conn = listener.accept();
         if stop.load(Ordering::SeqCst) {
             break;
         }
@@ -160,18 +187,17 @@ fn accept_loop(
         let r = std::thread::Builder::new()
             .name("qm-net-conn".into())
             .spawn(move || {
-                let peer = stream.peer_addr().ok();
-                let _ = stream.set_nodelay(true);
+                let peer = stream.peer();
                 let mut conn = Conn::new(qm, auth);
                 conn.probe = stream.try_clone().ok();
-                // Over plain TCP a waiting get is answered by the thread whose put satisfies
+                // Without TLS a waiting get is answered by the thread whose put satisfies
                 // it, writing to this socket; TLS keeps the wait on this thread.
                 if tls_off(&tls) {
                     conn.shared = stream.try_clone().ok().map(Shared::new);
                 }
                 let res = wrap(&tls, stream).and_then(|s| conn.serve(s));
                 if let Err(e) = res {
-                    tracing::debug!("connection {peer:?} ended: {e}");
+                    tracing::debug!("connection {peer} ended: {e}");
                 }
             });
         if let Err(e) = r {
@@ -244,8 +270,8 @@ struct Conn {
     dynamic: Vec<String>,
     last_failed: bool,
     /// A handle on the raw socket to notice a client leaving during a long wait.
-    probe: Option<TcpStream>,
-    /// Write side shared with the threads that write answers for this one (plain TCP only).
+    probe: Option<Sock>,
+    /// Write side shared with the threads that write answers for this one (not over TLS).
     shared: Option<Arc<Shared>>,
     /// The answer to the last request is written by another thread (a waiting get's, or
     /// the log writer's): the next request waits until it is out.
@@ -443,7 +469,7 @@ impl Conn {
                         .get_or_insert_with(|| qm.begin())
                         .put(&queue, msg, &opts)?
                 } else if self.shared.is_some() && qm.wal.is_some() {
-                    // Over plain TCP a persistent put's record is handed to the log writer,
+                    // Without TLS a persistent put's record is handed to the log writer,
                     // which answers once it is synced.
                     let s = qm.stage_put(&queue, msg, &opts)?;
                     if s.slot.persistent {
@@ -504,7 +530,7 @@ impl Conn {
             o.wait = Some(w.min(cap));
         }
         let qm = self.qm.clone();
-        // Over plain TCP a get outside syncpoint neither waits for a message nor for the
+        // Without TLS a get outside syncpoint neither waits for a message nor for the
         // log on this thread.
         if flags & (F_BROWSE | F_SYNCPOINT) == 0 && self.shared.is_some() {
             let wait = o.wait.take();

@@ -14,7 +14,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Write};
-use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -23,15 +22,16 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use parking_lot::{Condvar, Mutex};
 
+use super::sock::Sock;
 use super::{STATUS_ERR, STATUS_OK};
 use crate::error::{QmError, Result};
 use crate::manager::QueueManager;
 use crate::model::{GetOptions, Message};
 use crate::queue::Waiter;
 
-/// The write side of a plain TCP connection, shared with whoever owes it an answer.
+/// The write side of a connection without TLS, shared with whoever owes it an answer.
 pub(crate) struct Shared {
-    sock: TcpStream,
+    sock: Sock,
     state: Mutex<State>,
     done: Condvar,
 }
@@ -49,7 +49,7 @@ struct State {
 }
 
 impl Shared {
-    pub fn new(sock: TcpStream) -> Arc<Shared> {
+    pub fn new(sock: Sock) -> Arc<Shared> {
         Arc::new(Shared {
             sock,
             state: Mutex::new(State {
@@ -157,7 +157,7 @@ impl Shared {
 }
 
 /// One `sendmsg` of `a` then `b` that does not block (and raises no SIGPIPE).
-fn send_now(sock: &TcpStream, a: &[u8], b: &[u8]) -> io::Result<usize> {
+fn send_now(sock: &Sock, a: &[u8], b: &[u8]) -> io::Result<usize> {
     let iov = [
         libc::iovec {
             iov_base: a.as_ptr() as *mut libc::c_void,

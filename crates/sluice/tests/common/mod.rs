@@ -15,6 +15,8 @@ pub struct Server {
     pub admin_port: u16,
     pub qm_port: u16,
     pub stderr: PathBuf,
+    /// The server's `--data-dir`.
+    pub data_dir: PathBuf,
     _data: tempdir::TempDir,
 }
 
@@ -131,6 +133,7 @@ impl Server {
             admin_port,
             qm_port,
             stderr,
+            data_dir: data_path,
             _data: data,
         })
     }
