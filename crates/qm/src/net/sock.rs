@@ -89,22 +89,11 @@ impl Read for &Sock {
 /// a Unix stream socket's `recv` is also woken whenever its peer takes in what this side
 /// wrote (the write-space wake-up reaches every sleeper on the socket), and goes back to
 /// sleep; in request/reply that was two more sleeps and wake-ups per round trip. `poll`
-/// waits for input only.
+/// waits for input only. It comes first because a read here mostly waits for the peer's
+/// next request or answer (a `recv` tried first would mostly fail).
 fn read_local(s: &UnixStream, buf: &mut [u8]) -> io::Result<usize> {
     let fd = s.as_raw_fd();
     loop {
-        // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the
-        // call, and `fd` is open (owned by `s`).
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::WouldBlock => {}
-            io::ErrorKind::Interrupted => continue,
-            _ => return Err(e),
-        }
         let mut p = libc::pollfd {
             fd,
             events: libc::POLLIN,
@@ -113,9 +102,23 @@ fn read_local(s: &UnixStream, buf: &mut [u8]) -> io::Result<usize> {
         // SAFETY: `p` is one valid pollfd for the duration of the call.
         if unsafe { libc::poll(&mut p, 1, -1) } < 0 {
             let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
             }
+            return Err(e);
+        }
+        // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the
+        // call, and `fd` is open (owned by `s`).
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if !matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+        ) {
+            return Err(e);
         }
     }
 }
