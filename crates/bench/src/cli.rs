@@ -53,7 +53,8 @@ pub enum BenchCommand {
 /// CorrelId), as the seeds' PerfHarness requesters do.
 #[derive(Debug, Clone, Args)]
 pub struct QmArgs {
-    /// The queue manager's client-protocol address.
+    /// The queue manager's client-protocol address: HOST:PORT, or the path of the server's
+    /// local socket (DATA_DIR/qm.sock).
     #[arg(long, default_value = "127.0.0.1:7802")]
     pub server: String,
     /// The queue requests are put to.
@@ -205,18 +206,27 @@ pub fn run_qm(
     let format: Format = args.format.parse()?;
     let size = MessageSize::parse(&args.size)?;
     let message = generate(format, size.bytes(), 1)?;
-    let (host, port) = args
-        .server
-        .rsplit_once(':')
-        .and_then(|(h, p)| p.parse::<u16>().ok().map(|p| (h.to_string(), p)))
-        .ok_or_else(|| {
-            BenchError::InvalidSetting(format!("--server {} is not HOST:PORT", args.server))
-        })?;
+    // A path (an address with a `/` in it) is the server's local socket.
+    let local = args.server.contains('/');
+    let (host, port) = if local {
+        (String::new(), 0)
+    } else {
+        args.server
+            .rsplit_once(':')
+            .and_then(|(h, p)| p.parse::<u16>().ok().map(|p| (h.to_string(), p)))
+            .ok_or_else(|| {
+                BenchError::InvalidSetting(format!(
+                    "--server {} is neither HOST:PORT nor a socket path",
+                    args.server
+                ))
+            })?
+    };
     let endpoints = crate::server::ServerEndpoints {
         host,
         http_port: 0,
         admin_port: 0,
         qm_port: port,
+        qm_socket: local.then(|| PathBuf::from(&args.server)),
         data_dir: PathBuf::new(),
         project: PathBuf::new(),
         pid: args.measure.server_pid.unwrap_or(0),

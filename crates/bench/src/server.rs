@@ -57,12 +57,24 @@ pub struct ServerEndpoints {
     pub admin_port: u16,
     /// Queue-manager client protocol.
     pub qm_port: u16,
+    /// The queue manager's local socket, used instead of `qm_port` when set.
+    pub qm_socket: Option<PathBuf>,
     /// Its data directory.
     pub data_dir: PathBuf,
     /// The project it runs (in-process transports deploy the same project in the harness).
     pub project: PathBuf,
     /// Its process id.
     pub pid: u32,
+}
+
+impl ServerEndpoints {
+    /// What a queue-manager client connects to: the local socket's path, or `HOST:PORT`.
+    pub fn qm_address(&self) -> String {
+        match &self.qm_socket {
+            Some(p) => p.display().to_string(),
+            None => format!("{}:{}", self.host, self.qm_port),
+        }
+    }
 }
 
 /// A running server; stopped when dropped.
@@ -119,6 +131,7 @@ impl ServerProcess {
             http_port,
             admin_port,
             qm_port,
+            qm_socket: None,
             data_dir: config.data_dir.clone(),
             project: config.project.clone(),
             pid: child.id(),

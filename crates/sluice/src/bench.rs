@@ -136,7 +136,7 @@ impl ServerHooks for Hooks {
             return Ok(None);
         };
         Ok(Some(Box::new(QmFactory {
-            addr: format!("{}:{}", server.host, server.qm_port),
+            addr: server.qm_address(),
             input: input.clone(),
             output: output.clone(),
             persistent: case.persistence == BenchPersistence::Full,

@@ -123,10 +123,12 @@ fn bench_qm_measures_request_reply_through_the_queue_manager() {
             .is_ok_and(|r| r > 0.0),
         "{t}"
     );
+    // The same through the server's local socket.
+    let local = s.data_dir.join("qm.sock").display().to_string();
     let any = run(&[
         "qm",
         "--server",
-        &addr,
+        &local,
         "--in",
         "SAMPLES.IN",
         "--out",
