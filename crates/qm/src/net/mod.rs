@@ -9,6 +9,7 @@
 
 mod client;
 mod handoff;
+mod poll;
 mod server;
 mod sock;
 #[cfg(feature = "tls")]
@@ -172,6 +173,12 @@ impl Out {
     }
 
     /// Hand over what is pending (whole frames), to be sent by someone else.
+    /// Add a whole frame to the answers gathered, however large its `tail`.
+    pub fn push(&mut self, id: u32, code: u8, head: &[u8], tail: &[u8]) {
+        push_frame(&mut self.buf, id, code, head, tail.len());
+        self.buf.extend_from_slice(tail);
+    }
+
     pub fn take(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.buf)
     }

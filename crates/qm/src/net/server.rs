@@ -25,6 +25,7 @@ use crate::ops::{Staged, Taken};
 use crate::uow::UnitOfWork;
 
 use super::handoff::{self, GetPart, PipelinedGet};
+use super::poll::Pollers;
 use super::sock::{self, Listener, Sock};
 use super::waiter::{GetWait, Shared};
 
@@ -33,6 +34,8 @@ pub struct Server {
     address: String,
     /// The listening socket, to end the accepting thread's wait.
     wake: Option<std::os::fd::OwnedFd>,
+    /// Serves the connections without TLS.
+    poller: Arc<Pollers>,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -109,12 +112,15 @@ impl Server {
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = stop.clone();
         let auth = Arc::new(auth);
+        let poller = Arc::new(Pollers::start()?);
+        let p2 = poller.clone();
         let accept = std::thread::Builder::new()
             .name("qm-net-accept".into())
-            .spawn(move || accept_loop(listener, qm, auth, s2, tls))?;
+            .spawn(move || accept_loop(listener, qm, auth, s2, tls, &p2))?;
         Ok(Server {
             address,
             wake,
+            poller,
             stop,
             accept: Some(accept),
         })
@@ -122,12 +128,20 @@ impl Server {
 
     /// Serve on the calling thread until the listener fails.
     pub fn serve_blocking(listener: TcpListener, qm: Arc<QueueManager>, auth: AuthConfig) {
+        let poller = match Pollers::start() {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!("cannot start the poll thread: {e}");
+                return;
+            }
+        };
         accept_loop(
             Listener::Tcp(listener),
             qm,
             Arc::new(auth),
             Arc::new(AtomicBool::new(false)),
             TlsCfg::default(),
+            &poller,
         );
     }
 
@@ -154,6 +168,7 @@ impl Server {
         if let Some(t) = self.accept.take() {
             let _ = t.join();
         }
+        self.poller.stop();
     }
 }
 
@@ -169,6 +184,7 @@ fn accept_loop(
     auth: Arc<AuthConfig>,
     stop: Arc<AtomicBool>,
     tls: TlsCfg,
+    poller: &Pollers,
 ) {
     loop {
         let conn = listener.accept();
@@ -183,18 +199,23 @@ fn accept_loop(
                 continue;
             }
         };
-        let (qm, auth, tls) = (qm.clone(), auth.clone(), tls.clone());
+        let mut conn = Conn::new(qm.clone(), auth.clone());
+        conn.probe = stream.try_clone().ok();
+        // Without TLS the poll thread serves the connection (see `poll`), and a waiting
+        // get is answered by the thread whose put satisfies it, writing to this socket; TLS
+        // keeps everything on the connection's own thread.
+        if tls_off(&tls) {
+            conn.shared = stream.try_clone().ok().map(Shared::new);
+            if conn.shared.is_some() {
+                poller.add(conn, stream);
+                continue;
+            }
+        }
+        let tls = tls.clone();
         let r = std::thread::Builder::new()
             .name("qm-net-conn".into())
             .spawn(move || {
                 let peer = stream.peer();
-                let mut conn = Conn::new(qm, auth);
-                conn.probe = stream.try_clone().ok();
-                // Without TLS a waiting get is answered by the thread whose put satisfies
-                // it, writing to this socket; TLS keeps the wait on this thread.
-                if tls_off(&tls) {
-                    conn.shared = stream.try_clone().ok().map(Shared::new);
-                }
                 let res = wrap(&tls, stream).and_then(|s| conn.serve(s));
                 if let Err(e) = res {
                     tracing::debug!("connection {peer} ended: {e}");
@@ -215,6 +236,21 @@ enum HandOff {
     Get(Taken),
     /// A persistent put outside syncpoint, checked and staged: its record is logged.
     Put(Staged),
+}
+
+/// What became of one request ([`Conn::step`]).
+pub(super) enum Step {
+    /// The answer, for the caller to write: status, the small part in `head`, and a
+    /// message body; `close` ends the connection after it (a protocol or authentication
+    /// error).
+    Answer {
+        status: u8,
+        body: Bytes,
+        close: bool,
+    },
+    /// Another thread writes the answer; `used` bytes of what arrived behind the request
+    /// went with it.
+    HandedOff { used: usize },
 }
 
 /// A decoded GET request.
@@ -262,20 +298,20 @@ impl GetRequest {
 }
 
 /// One client connection's state (MQ's hconn): its unit of work and dynamic queues.
-struct Conn {
+pub(super) struct Conn {
     qm: Arc<QueueManager>,
     auth: Arc<AuthConfig>,
-    authed: bool,
+    pub(super) authed: bool,
     uow: Option<UnitOfWork>,
     dynamic: Vec<String>,
-    last_failed: bool,
+    pub(super) last_failed: bool,
     /// A handle on the raw socket to notice a client leaving during a long wait.
     probe: Option<Sock>,
     /// Write side shared with the threads that write answers for this one (not over TLS).
-    shared: Option<Arc<Shared>>,
+    pub(super) shared: Option<Arc<Shared>>,
     /// The answer to the last request is written by another thread (a waiting get's, or
     /// the log writer's): the next request waits until it is out.
-    handed_off: bool,
+    pub(super) handed_off: bool,
     /// Set by a request whose answer another thread will write (see [`HandOff`]).
     handoff: Option<HandOff>,
     /// Longest a get may wait (`None` = as asked); set only when serving bytes from memory,
@@ -290,7 +326,19 @@ fn bad(e: DecodeError) -> QmError {
     QmError::Protocol(e.to_string())
 }
 
-/// Offset of the flags byte of a GET payload (after the queue name's str16).
+/// Whether the poll thread runs a request (see `poll`): a connect, or a put or get outside
+/// syncpoint and not a browse, which never wait on the thread that runs them.
+pub(super) fn polled(code: u8, payload: &[u8]) -> bool {
+    let flags = || payload.get(get_flags_at(payload)).copied();
+    match code {
+        op::CONNECT => true,
+        op::PUT => flags().is_some_and(|f| f & F_SYNCPOINT == 0),
+        op::GET => flags().is_some_and(|f| f & (F_SYNCPOINT | F_BROWSE) == 0),
+        _ => false,
+    }
+}
+
+/// Offset of the flags byte of a PUT or GET payload (after the queue name's str16).
 fn get_flags_at(p: &[u8]) -> usize {
     if p.len() < 2 {
         return usize::MAX;
@@ -316,7 +364,7 @@ impl Conn {
         }
     }
 
-    fn serve(&mut self, stream: BoxStream) -> io::Result<()> {
+    pub(super) fn serve(&mut self, stream: BoxStream) -> io::Result<()> {
         let mut r = BufReader::with_capacity(64 * 1024, stream);
         let mut out = Out::default();
         let mut head = Vec::with_capacity(4096);
@@ -346,56 +394,94 @@ impl Conn {
                     None => return Ok(()),
                 }
             }
-            head.clear();
-            let skip = code == op::GET
-                && self.last_failed
-                && payload
-                    .get(get_flags_at(&payload))
-                    .is_some_and(|f| f & F_AFTER_OK != 0);
-            let result = if !self.authed && code != op::CONNECT {
-                Err(QmError::NotAuthorized(
-                    "CONNECT with credentials first".into(),
-                ))
-            } else if skip {
-                Err(QmError::BackedOut(
-                    "get skipped: the request before it failed".into(),
-                ))
-            } else {
-                self.handle(code, payload, &mut head)
-            };
-            self.last_failed = result.is_err();
-            if let (Some(h), Some(sh)) = (self.handoff.take(), self.shared.clone()) {
-                // The answer is written by the thread that completes the request, together
-                // with the answers owed before it (a pipelined put's), so the client gets
-                // them in one read as when this thread waited.
-                let owed = out.take();
-                self.handed_off = true;
-                let qm = self.qm.clone();
-                match h {
-                    HandOff::Wait(queue, opts, wait) => {
-                        GetWait::start(&qm, &sh, owed, id, queue, opts, wait)
-                    }
-                    HandOff::Get(t) => handoff::get_then(&qm, &sh, owed, id, t),
-                    HandOff::Put(staged) => {
-                        let get = self.pipelined_get(&mut r, &staged);
-                        handoff::put_then(&qm, &sh, owed, id, staged, get)
-                    }
-                }
-                continue;
-            }
-            match result {
-                Ok(body) => out.frame(r.get_mut(), id, STATUS_OK, &head, &body)?,
-                Err(e) => {
-                    let p = super::error_payload(&e);
-                    out.frame(r.get_mut(), id, STATUS_ERR, &p, &[])?;
-                    if matches!(e, QmError::Protocol(_) | QmError::NotAuthorized(_)) {
+            let rest = r.buffer();
+            match self.step(id, code, payload, &mut head, &mut out, rest) {
+                Step::HandedOff { used } => r.consume(used),
+                Step::Answer {
+                    status,
+                    body,
+                    close,
+                } => {
+                    out.frame(r.get_mut(), id, status, &head, &body)?;
+                    if close {
                         return out.flush(r.get_mut());
                     }
+                    // Pipelined requests are answered in one write when they arrive together.
+                    if r.buffer().is_empty() {
+                        out.flush(r.get_mut())?;
+                    }
                 }
             }
-            // Pipelined requests are answered in one write when they arrive together.
-            if r.buffer().is_empty() {
-                out.flush(r.get_mut())?;
+        }
+    }
+
+    /// Run request `id` (its answers owed before it are in `out`); `rest` is what has
+    /// arrived behind it. Either the answer is for the caller to write (its small part in
+    /// `head`), or another thread will write it (after `out`'s), having taken `used` bytes of
+    /// `rest` with it (a get pipelined behind a persistent put).
+    pub(super) fn step(
+        &mut self,
+        id: u32,
+        code: u8,
+        payload: Bytes,
+        head: &mut Vec<u8>,
+        out: &mut Out,
+        rest: &[u8],
+    ) -> Step {
+        head.clear();
+        let skip = code == op::GET
+            && self.last_failed
+            && payload
+                .get(get_flags_at(&payload))
+                .is_some_and(|f| f & F_AFTER_OK != 0);
+        let result = if !self.authed && code != op::CONNECT {
+            Err(QmError::NotAuthorized(
+                "CONNECT with credentials first".into(),
+            ))
+        } else if skip {
+            Err(QmError::BackedOut(
+                "get skipped: the request before it failed".into(),
+            ))
+        } else {
+            self.handle(code, payload, head)
+        };
+        self.last_failed = result.is_err();
+        if let (Some(h), Some(sh)) = (self.handoff.take(), self.shared.clone()) {
+            // The answer is written by the thread that completes the request, together
+            // with the answers owed before it (a pipelined put's), so the client gets
+            // them in one read as when this thread waited.
+            let owed = out.take();
+            self.handed_off = true;
+            let qm = self.qm.clone();
+            let mut used = 0;
+            match h {
+                HandOff::Wait(queue, opts, wait) => {
+                    GetWait::start(&qm, &sh, owed, id, queue, opts, wait)
+                }
+                HandOff::Get(t) => handoff::get_then(&qm, &sh, owed, id, t),
+                HandOff::Put(staged) => {
+                    let get = self.pipelined_get(rest, &staged).map(|(g, n)| {
+                        used = n;
+                        g
+                    });
+                    handoff::put_then(&qm, &sh, owed, id, staged, get)
+                }
+            }
+            return Step::HandedOff { used };
+        }
+        match result {
+            Ok(body) => Step::Answer {
+                status: STATUS_OK,
+                body,
+                close: false,
+            },
+            Err(e) => {
+                *head = super::error_payload(&e);
+                Step::Answer {
+                    status: STATUS_ERR,
+                    body: Bytes::new(),
+                    close: matches!(e, QmError::Protocol(_) | QmError::NotAuthorized(_)),
+                }
             }
         }
     }
@@ -590,17 +676,12 @@ impl Conn {
 
 impl Conn {
     /// A get outside syncpoint with `F_AFTER_OK`, from another queue than `put`'s, already
-    /// read into the buffer right behind the persistent put `put`: taken off the buffer and
-    /// run now, so that its removal joins the put's log record (see `handoff`). `None`
-    /// leaves the buffer as it is; the request is then read and run after the put's answer.
-    fn pipelined_get(
-        &mut self,
-        r: &mut BufReader<BoxStream>,
-        put: &Staged,
-    ) -> Option<PipelinedGet> {
-        let buf = r.buffer();
-        let len = u32::from_le_bytes(buf.get(..4)?.try_into().ok()?) as usize;
-        let frame = buf.get(4..4 + len)?;
+    /// arrived right behind the persistent put `put` (at the start of `rest`): run now, so
+    /// that its removal joins the put's log record (see `handoff`), with the bytes of `rest`
+    /// it took. `None` leaves it where it is; it is then run after the put's answer.
+    fn pipelined_get(&mut self, rest: &[u8], put: &Staged) -> Option<(PipelinedGet, usize)> {
+        let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+        let frame = rest.get(4..4 + len)?;
         if len < 5 || frame[4] != op::GET {
             return None;
         }
@@ -616,7 +697,6 @@ impl Conn {
         if Arc::ptr_eq(&q, &put.queue) {
             return None;
         }
-        r.consume(4 + len);
         let mut o = opts;
         let wait = o.wait.take();
         let part = match (self.qm.take_now(&queue, &o), wait) {
@@ -629,7 +709,7 @@ impl Conn {
             (Ok(None), None) => GetPart::NoMessage,
             (Err(e), _) => GetPart::Failed(e),
         };
-        Some(PipelinedGet { frame: id, part })
+        Some((PipelinedGet { frame: id, part }, 4 + len))
     }
 
     /// True when the peer has closed its end (a zero-byte peek without blocking).

@@ -46,6 +46,8 @@ struct State {
     wait: Option<Arc<GetWait>>,
     /// The connection ended: a get handed over afterwards does not wait.
     closed: bool,
+    /// Run once the owed answer is out (the poll thread's way of waiting, see `poll`).
+    then: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl Shared {
@@ -57,6 +59,7 @@ impl Shared {
                 failed: false,
                 wait: None,
                 closed: false,
+                then: None,
             }),
             done: Condvar::new(),
         })
@@ -97,13 +100,57 @@ impl Shared {
         Some(st.failed)
     }
 
+    /// Whether the answered request failed, if no answer is owed; otherwise `None`, and
+    /// `then` runs once the owed answer is out.
+    pub fn settled_or(&self, then: impl FnOnce() + Send + 'static) -> Option<bool> {
+        let mut st = self.state.lock();
+        if !st.waiting {
+            return Some(st.failed);
+        }
+        st.then = Some(Box::new(then));
+        None
+    }
+
     /// The owed answer is out: let the connection go on.
     fn finish(&self, failed: bool) {
-        let mut st = self.state.lock();
-        st.waiting = false;
-        st.failed = failed;
-        st.wait = None;
-        self.done.notify_all();
+        let then = {
+            let mut st = self.state.lock();
+            st.waiting = false;
+            st.failed = failed;
+            st.wait = None;
+            self.done.notify_all();
+            st.then.take()
+        };
+        if let Some(then) = then {
+            then();
+        }
+    }
+
+    /// Write `buf` (whole frames) without blocking; true when the socket took it all. If it
+    /// did not, the rest is owed: a delivery thread writes it and then lets the connection
+    /// go on, as [`Shared::send`] does.
+    pub fn write_now(self: &Arc<Self>, buf: Vec<u8>, failed: bool) -> bool {
+        let mut off = 0;
+        while off < buf.len() {
+            match send_now(&self.sock, &buf[off..], &[]) {
+                Ok(n) => off += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.hand_off();
+                    let me = self.clone();
+                    deliver(Box::new(move || {
+                        me.send_blocking(buf, Bytes::new(), off, failed)
+                    }));
+                    return false;
+                }
+                Err(e) => {
+                    tracing::debug!("answer not delivered: {e}");
+                    self.shutdown();
+                    break;
+                }
+            }
+        }
+        true
     }
 
     /// Write `head` then `tail` (whole frames) and let the connection go on. The socket
