@@ -1,12 +1,12 @@
-//! Persistent work outside syncpoint, finished by the log writer. Without TLS a
-//! connection thread does not wait for the disk: it hands the log the record of a persistent
+//! Persistent work outside syncpoint, finished by the log writer. Without TLS the thread
+//! running a connection's requests does not wait for the disk: it hands the log the record of a persistent
 //! put (or of the removal of a persistent message got) together with the answer to write
 //! once the record is synced, and goes back to reading its socket. The log writer, right
 //! after the sync, makes the put visible, writes the answer and lets the connection go on
 //! (see `waiter::Shared`): no thread parks on the group commit and none is woken for it.
 //!
 //! A get pipelined right behind such a put (`Client::put_then_get`, `Client::request`; it
-//! carries `F_AFTER_OK`) is run by the connection thread before the put is committed, and the
+//! carries `F_AFTER_OK`) is run by the same thread before the put is committed, and the
 //! removal of the message it takes goes into the put's record: one record and one sync for
 //! both (the implicit syncpoint of MQ spanning the two calls), answered together. The
 //! outcome is the one the two requests in turn would have had: the put's answer comes first,

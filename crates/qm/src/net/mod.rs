@@ -1,11 +1,12 @@
 //! The client protocol: length-prefixed binary frames over TCP or a local socket (see
 //! `PROTOCOL.md` and `sock`).
 //!
-//! [`Server`] serves a [`crate::QueueManager`] with one thread per connection reading its
-//! requests; without TLS that thread waits neither for a message nor for the disk: a get
-//! outside syncpoint that has to wait is answered by the thread whose put satisfies it (see
-//! `waiter`), and persistent work outside syncpoint is answered by the log writer once it
-//! is synced (see `handoff`). [`Client`] is the synchronous client.
+//! [`Server`] serves a [`crate::QueueManager`]: without TLS, poll threads (one per CPU, see
+//! `poll`) run the puts and gets outside syncpoint of all connections and wait neither for
+//! a message nor for the disk: a get outside syncpoint that has to wait is answered by the
+//! thread whose put satisfies it (see `waiter`), and persistent work outside syncpoint is
+//! answered by the log writer once it is synced (see `handoff`). Everything else, and TLS
+//! connections, run on a thread per connection. [`Client`] is the synchronous client.
 
 mod client;
 mod handoff;

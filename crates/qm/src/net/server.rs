@@ -1,7 +1,8 @@
-//! Client-protocol server: one thread per connection reads and runs its requests over the
-//! queue manager API; without TLS a get outside syncpoint that must wait is handed to a
-//! [`GetWait`] hooked on the queue, and a persistent put or get outside syncpoint to the log
-//! writer (`handoff`), so the thread goes back to its socket instead of waiting.
+//! Client-protocol server: requests are run over the queue manager API by a poll thread
+//! (connections without TLS, see `poll`) or by the connection's own thread (TLS, and any
+//! connection once it asks for something that may wait). A get outside syncpoint that must
+//! wait is handed to a [`GetWait`] hooked on the queue, and a persistent put or get outside
+//! syncpoint to the log writer (`handoff`), so the thread goes on instead of waiting.
 
 use std::io::{self, BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
