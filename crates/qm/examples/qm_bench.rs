@@ -64,7 +64,10 @@ fn named_threads_cpu_secs(name: &str) -> f64 {
         }
         // schedstat's first field: nanoseconds on a CPU.
         let s = std::fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
-        let ns = s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok());
+        let ns = s
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<f64>().ok());
         total += ns.unwrap_or(0.0) / 1e9;
     }
     total

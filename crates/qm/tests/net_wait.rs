@@ -164,6 +164,31 @@ fn a_request_sent_behind_a_waiting_get_is_answered_after_it() {
 }
 
 #[test]
+fn a_get_sent_behind_a_waiting_get_is_run_after_it_and_finds_what_came_meanwhile() {
+    let (qm, s) = server();
+    qm.define(QueueDef::local("Q")).expect("define");
+    qm.define(QueueDef::local("P")).expect("define");
+    let mut raw = TcpStream::connect(s.local_addr()).expect("connect");
+    raw.write_all(&frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]))
+        .expect("connect frame");
+    assert_eq!(read_answer(&mut raw), (1, 0));
+    // A get on P without waiting, sent behind a get on Q that waits: it runs only once the
+    // first is answered, so it finds the message put on P in between.
+    let mut two = frame(2, 10, &get_payload("Q", 0, 300));
+    two.extend(frame(3, 10, &get_payload("P", 0, 0)));
+    raw.write_all(&two).expect("get then get");
+    std::thread::sleep(Duration::from_millis(100));
+    qm.put("P", Message::new("meanwhile"), &PutOptions::default())
+        .expect("put");
+    assert_eq!(read_answer(&mut raw), (2, 0));
+    assert_eq!(read_answer(&mut raw), (3, 0));
+    assert_eq!(qm.depth("P").expect("depth"), 0, "the second get took it");
+    // The connection goes on.
+    raw.write_all(&frame(4, 7, &[1, 0, b'P'])).expect("depth");
+    assert_eq!(read_answer(&mut raw), (4, 0));
+}
+
+#[test]
 fn deleting_or_shutting_down_answers_waiting_gets() {
     let (qm, s) = server();
     qm.define(QueueDef::local("GONE")).expect("define");
