@@ -400,3 +400,55 @@ fn a_client_leaving_during_a_long_wait_frees_its_unit_of_work() {
     let m = qm.get("Q", &GetOptions::new()).expect("get").expect("msg");
     assert_eq!(m.md.backout_count, 1);
 }
+
+/// Random bytes sent to the server (each on its own connection, some after a valid CONNECT,
+/// some as a frame with a valid header around a random body): every connection is answered
+/// or closed without waiting for more than was sent, and the server keeps serving, on every
+/// poll thread.
+#[test]
+fn random_bytes_over_the_socket_never_stop_the_server() {
+    use std::io::{Read, Write};
+    let (qm, s) = server(AuthConfig::anonymous());
+    qm.define(QueueDef::local("Q")).expect("define");
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..300 {
+        let mut bytes = Vec::new();
+        if round % 2 == 0 {
+            bytes.extend(frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]));
+        }
+        let body: Vec<u8> = (0..next() % 64).map(|_| next() as u8).collect();
+        if round % 3 == 0 {
+            // A well-formed header (PUT or GET of one of the polled kinds) around junk.
+            let op = [9u8, 10][(next() % 2) as usize];
+            let mut p = vec![1, 0, b'Q', (next() % 8) as u8];
+            p.extend_from_slice(&body);
+            bytes.extend(frame(2, op, &p));
+        } else {
+            bytes.extend_from_slice(&body);
+        }
+        let mut raw = std::net::TcpStream::connect(s.local_addr()).expect("connect");
+        raw.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        raw.write_all(&bytes).expect("send");
+        raw.shutdown(std::net::Shutdown::Write).expect("half close");
+        let mut answers = Vec::new();
+        let r = raw.read_to_end(&mut answers);
+        assert!(
+            r.is_ok(),
+            "round {round}: the server neither answered nor closed: {r:?} after {bytes:?}"
+        );
+    }
+    // Still serving, on every poll thread (connections are dealt to them in turn).
+    for _ in 0..4 {
+        let mut c = client(&s);
+        c.put("Q", &Message::new("still here"), &PutOptions::default())
+            .expect("put");
+        assert!(c.get("Q", &GetOptions::new()).expect("get").is_some());
+    }
+}
