@@ -49,6 +49,15 @@ fn read_answer(s: &mut TcpStream) -> (u32, u8) {
     )
 }
 
+/// A raw connection that has done its CONNECT (request id 1).
+fn connected(s: &Server) -> TcpStream {
+    let mut raw = TcpStream::connect(s.local_addr()).expect("connect");
+    raw.write_all(&frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]))
+        .expect("connect frame");
+    assert_eq!(read_answer(&mut raw), (1, 0));
+    raw
+}
+
 #[test]
 fn a_waiting_get_times_out_no_earlier_than_asked() {
     let (qm, s) = server();
@@ -128,10 +137,7 @@ fn waiting_gets_are_answered_by_puts_from_other_connections() {
 fn a_client_leaving_during_a_wait_does_not_swallow_the_next_message() {
     let (qm, s) = server();
     qm.define(QueueDef::local("Q")).expect("define");
-    let mut raw = TcpStream::connect(s.local_addr()).expect("connect");
-    raw.write_all(&frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]))
-        .expect("connect frame");
-    assert_eq!(read_answer(&mut raw), (1, 0));
+    let mut raw = connected(&s);
     raw.write_all(&frame(2, 10, &get_payload("Q", 0, 60_000)))
         .expect("waiting get");
     std::thread::sleep(Duration::from_millis(100));
@@ -150,10 +156,7 @@ fn a_client_leaving_during_a_wait_does_not_swallow_the_next_message() {
 fn a_request_sent_behind_a_waiting_get_is_answered_after_it() {
     let (qm, s) = server();
     qm.define(QueueDef::local("Q")).expect("define");
-    let mut raw = TcpStream::connect(s.local_addr()).expect("connect");
-    raw.write_all(&frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]))
-        .expect("connect frame");
-    assert_eq!(read_answer(&mut raw), (1, 0));
+    let mut raw = connected(&s);
     let mut two = frame(2, 10, &get_payload("Q", 0, 300));
     two.extend(frame(3, 7, &[1, 0, b'Q'])); // DEPTH Q
     raw.write_all(&two).expect("get then depth");
@@ -168,10 +171,7 @@ fn a_get_sent_behind_a_waiting_get_is_run_after_it_and_finds_what_came_meanwhile
     let (qm, s) = server();
     qm.define(QueueDef::local("Q")).expect("define");
     qm.define(QueueDef::local("P")).expect("define");
-    let mut raw = TcpStream::connect(s.local_addr()).expect("connect");
-    raw.write_all(&frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]))
-        .expect("connect frame");
-    assert_eq!(read_answer(&mut raw), (1, 0));
+    let mut raw = connected(&s);
     // A get on P without waiting, sent behind a get on Q that waits: it runs only once the
     // first is answered, so it finds the message put on P in between.
     let mut two = frame(2, 10, &get_payload("Q", 0, 300));
