@@ -86,11 +86,12 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-fn epoll_ctl(ep: &OwnedFd, op: libc::c_int, fd: RawFd, token: u64) -> io::Result<()> {
-    let mut ev = libc::epoll_event {
-        events: (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
-        u64: token,
-    };
+/// Level-triggered: one `recv` that does not fill the buffer is taken as having read all,
+/// without a second one to see it fail; epoll reports the socket again if more is there.
+const READABLE: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP) as u32;
+
+fn epoll_ctl(ep: &OwnedFd, op: libc::c_int, fd: RawFd, token: u64, events: u32) -> io::Result<()> {
+    let mut ev = libc::epoll_event { events, u64: token };
     // SAFETY: both descriptors are open; `ev` is valid for the duration of the call.
     cvt(unsafe { libc::epoll_ctl(ep.as_raw_fd(), op, fd, &mut ev) }).map(|_| ())
 }
@@ -107,7 +108,7 @@ impl Poller {
                 libc::EFD_CLOEXEC | libc::EFD_NONBLOCK,
             ))?)
         };
-        epoll_ctl(&ep, libc::EPOLL_CTL_ADD, wake.as_raw_fd(), WAKE)?;
+        epoll_ctl(&ep, libc::EPOLL_CTL_ADD, wake.as_raw_fd(), WAKE, READABLE)?;
         let p = Arc::new(Poller {
             ep,
             wake,
@@ -181,9 +182,13 @@ impl Poller {
                 for (conn, sock) in inbox.new.drain(..) {
                     let token = next;
                     next += 1;
-                    if let Err(e) =
-                        epoll_ctl(&self.ep, libc::EPOLL_CTL_ADD, sock.as_raw_fd(), token)
-                    {
+                    if let Err(e) = epoll_ctl(
+                        &self.ep,
+                        libc::EPOLL_CTL_ADD,
+                        sock.as_raw_fd(),
+                        token,
+                        READABLE,
+                    ) {
                         tracing::warn!("cannot poll a connection: {e}");
                         continue;
                     }
@@ -196,15 +201,29 @@ impl Poller {
                     continue;
                 };
                 match e.run(&self, token) {
-                    Next::Wait => {}
+                    Next::Wait => {
+                        // Input left unread (or the end of it) waits for the owed answer:
+                        // the socket is not watched meanwhile, or epoll would report it
+                        // again at once; the answer's resume watches it again.
+                        let mute = e.eof || !e.drained;
+                        if mute != e.muted {
+                            let events = if mute { 0 } else { READABLE };
+                            let fd = e.sock.as_raw_fd();
+                            if epoll_ctl(&self.ep, libc::EPOLL_CTL_MOD, fd, token, events).is_ok() {
+                                e.muted = mute;
+                            }
+                        }
+                    }
                     Next::Close => {
                         if let Some(e) = conns.remove(&token) {
-                            let _ = epoll_ctl(&self.ep, libc::EPOLL_CTL_DEL, e.sock.as_raw_fd(), 0);
+                            let _ =
+                                epoll_ctl(&self.ep, libc::EPOLL_CTL_DEL, e.sock.as_raw_fd(), 0, 0);
                         }
                     }
                     Next::Thread => {
                         if let Some(e) = conns.remove(&token) {
-                            let _ = epoll_ctl(&self.ep, libc::EPOLL_CTL_DEL, e.sock.as_raw_fd(), 0);
+                            let _ =
+                                epoll_ctl(&self.ep, libc::EPOLL_CTL_DEL, e.sock.as_raw_fd(), 0, 0);
                             e.move_to_thread();
                         }
                     }
@@ -236,6 +255,10 @@ struct Entry {
     head: Vec<u8>,
     /// The peer stopped sending.
     eof: bool,
+    /// The last read found the socket empty.
+    drained: bool,
+    /// The socket is not watched (see `Poller::run`).
+    muted: bool,
 }
 
 /// Unrun bytes beyond which a connection is not read further until they are run: a whole
@@ -252,6 +275,8 @@ impl Entry {
             out: Out::default(),
             head: Vec::new(),
             eof: false,
+            drained: true,
+            muted: false,
         }
     }
 
@@ -282,6 +307,12 @@ impl Entry {
     /// Read what the socket has, up to [`READ_AHEAD`] unrun bytes; true when it had no more
     /// (or the peer stopped sending).
     fn fill(&mut self) -> io::Result<bool> {
+        let r = self.read_some();
+        self.drained = matches!(r, Ok(true));
+        r
+    }
+
+    fn read_some(&mut self) -> io::Result<bool> {
         if self.at > 0 {
             self.inbuf.drain(..self.at);
             self.at = 0;
@@ -294,20 +325,25 @@ impl Entry {
                 return Ok(false);
             }
             self.inbuf.reserve(16 * 1024);
+            let room = READ_AHEAD - self.inbuf.len();
             let spare = self.inbuf.spare_capacity_mut();
+            let room = spare.len().min(room);
             // SAFETY: `spare` is valid for writes of `spare.len()` bytes; recv initialises
             // the first `n` of them, which `set_len` then covers. The descriptor is open.
             let n = unsafe {
                 libc::recv(
                     self.sock.as_raw_fd(),
                     spare.as_mut_ptr().cast(),
-                    spare.len(),
+                    room,
                     libc::MSG_DONTWAIT,
                 )
             };
             if n > 0 {
                 // SAFETY: see above.
                 unsafe { self.inbuf.set_len(self.inbuf.len() + n as usize) };
+                if (n as usize) < room {
+                    return Ok(true);
+                }
                 continue;
             }
             if n == 0 {
