@@ -3,8 +3,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+mod raw;
+
 use sluice_qm::net::{AuthConfig, Client, Credentials, Server};
 use sluice_qm::*;
+
+use raw::{frame, get_payload};
 
 fn server(auth: AuthConfig) -> (std::sync::Arc<QueueManager>, Server) {
     let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
@@ -344,25 +348,6 @@ fn tls_connection_works_and_plain_client_is_refused() {
         "name checked"
     );
     assert!(tls::server_config(b"not pem", b"nope").is_err());
-}
-
-/// One request frame of the client protocol, built by hand (see PROTOCOL.md).
-fn frame(id: u32, op: u8, payload: &[u8]) -> Vec<u8> {
-    let mut f = ((5 + payload.len()) as u32).to_le_bytes().to_vec();
-    f.extend_from_slice(&id.to_le_bytes());
-    f.push(op);
-    f.extend_from_slice(payload);
-    f
-}
-
-fn get_payload(queue: &str, flags: u8, wait_ms: u32) -> Vec<u8> {
-    let mut p = (queue.len() as u16).to_le_bytes().to_vec();
-    p.extend_from_slice(queue.as_bytes());
-    p.push(flags);
-    p.extend_from_slice(&wait_ms.to_le_bytes());
-    p.push(0); // no match ids
-    p.push(0); // no browse cursor
-    p
 }
 
 #[test]

@@ -3,31 +3,15 @@
 //! does not spin on it), and everything is answered in order once the answer is out.
 //! Alone in its test binary so that the process's CPU is this test's.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::time::{Duration, Instant};
+
+mod raw;
 
 use sluice_qm::net::{AuthConfig, Server};
 use sluice_qm::*;
 
-fn frame(id: u32, op: u8, payload: &[u8]) -> Vec<u8> {
-    let mut f = ((5 + payload.len()) as u32).to_le_bytes().to_vec();
-    f.extend_from_slice(&id.to_le_bytes());
-    f.push(op);
-    f.extend_from_slice(payload);
-    f
-}
-
-fn read_answer(s: &mut TcpStream) -> (u32, u8) {
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len).expect("length");
-    let mut rest = vec![0u8; u32::from_le_bytes(len) as usize];
-    s.read_exact(&mut rest).expect("frame");
-    (
-        u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]),
-        rest[4],
-    )
-}
+use raw::{connected, frame, read_answer};
 
 fn process_cpu() -> Duration {
     // SAFETY: getrusage only writes into `ru`, which is valid and zeroed.
@@ -43,10 +27,7 @@ fn requests_far_behind_a_waiting_get_wait_without_spinning_and_are_answered_in_o
     let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
     qm.define(QueueDef::local("Q")).expect("define");
     let s = Server::bind("127.0.0.1:0", qm.clone(), AuthConfig::anonymous()).expect("bind");
-    let mut raw = TcpStream::connect(s.local_addr()).expect("connect");
-    raw.write_all(&frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]))
-        .expect("connect frame");
-    assert_eq!(read_answer(&mut raw), (1, 0));
+    let mut raw = connected(&s);
     // A get on Q waiting 1.5 s, then 1.2 MB of DEPTH requests for a queue that does not
     // exist (each answered with an error), more than the poll thread reads ahead.
     let mut get = (1u16).to_le_bytes().to_vec();

@@ -1,12 +1,15 @@
 //! Gets that wait over the network: answered by the put that satisfies them, by the
 //! deadline, by the queue going away, and dropped cleanly when their client leaves.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::time::{Duration, Instant};
+
+mod raw;
 
 use sluice_qm::net::{AuthConfig, Client, Credentials, Server};
 use sluice_qm::*;
+
+use raw::{connected, frame, get_payload, read_answer};
 
 fn server() -> (std::sync::Arc<QueueManager>, Server) {
     let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
@@ -16,46 +19,6 @@ fn server() -> (std::sync::Arc<QueueManager>, Server) {
 
 fn client(s: &Server) -> Client {
     Client::connect(&s.local_addr().to_string(), Credentials::default()).expect("connect")
-}
-
-/// One request frame built by hand (see PROTOCOL.md).
-fn frame(id: u32, op: u8, payload: &[u8]) -> Vec<u8> {
-    let mut f = ((5 + payload.len()) as u32).to_le_bytes().to_vec();
-    f.extend_from_slice(&id.to_le_bytes());
-    f.push(op);
-    f.extend_from_slice(payload);
-    f
-}
-
-fn get_payload(queue: &str, flags: u8, wait_ms: u32) -> Vec<u8> {
-    let mut p = (queue.len() as u16).to_le_bytes().to_vec();
-    p.extend_from_slice(queue.as_bytes());
-    p.push(flags);
-    p.extend_from_slice(&wait_ms.to_le_bytes());
-    p.push(0); // no match ids
-    p.push(0); // no browse cursor
-    p
-}
-
-/// Read one response frame: (id, status).
-fn read_answer(s: &mut TcpStream) -> (u32, u8) {
-    let mut len = [0u8; 4];
-    s.read_exact(&mut len).expect("length");
-    let mut rest = vec![0u8; u32::from_le_bytes(len) as usize];
-    s.read_exact(&mut rest).expect("frame");
-    (
-        u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]),
-        rest[4],
-    )
-}
-
-/// A raw connection that has done its CONNECT (request id 1).
-fn connected(s: &Server) -> TcpStream {
-    let mut raw = TcpStream::connect(s.local_addr()).expect("connect");
-    raw.write_all(&frame(1, 1, &[0, 0, 0, 0, 0, 0, 1, 0]))
-        .expect("connect frame");
-    assert_eq!(read_answer(&mut raw), (1, 0));
-    raw
 }
 
 #[test]
