@@ -173,13 +173,13 @@ impl Out {
         }
     }
 
-    /// Hand over what is pending (whole frames), to be sent by someone else.
     /// Add a whole frame to the answers gathered, however large its `tail`.
     pub fn push(&mut self, id: u32, code: u8, head: &[u8], tail: &[u8]) {
         push_frame(&mut self.buf, id, code, head, tail.len());
         self.buf.extend_from_slice(tail);
     }
 
+    /// Hand over what is pending (whole frames), to be sent by someone else.
     pub fn take(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.buf)
     }

@@ -359,17 +359,18 @@ impl Entry {
         }
     }
 
-    /// Write the answers gathered so far; what the socket does not take at once is owed
-    /// (see [`super::waiter::Shared::write_now`]).
+    /// Write the answers gathered so far, as an answer owed until it is out: usually at
+    /// once; what the socket does not take at once, a delivery thread finishes (see
+    /// [`super::waiter::Shared::send`]) and the connection goes on after it.
     fn flush(&mut self) {
         let buf = self.out.take();
         if buf.is_empty() {
             return;
         }
-        if let Some(sh) = &self.conn.shared
-            && !sh.write_now(buf, self.conn.last_failed)
-        {
+        if let Some(sh) = &self.conn.shared {
+            sh.hand_off();
             self.conn.handed_off = true;
+            sh.send(buf, Bytes::new(), self.conn.last_failed);
         }
     }
 

@@ -35,8 +35,8 @@ pub struct Server {
     address: String,
     /// The listening socket, to end the accepting thread's wait.
     wake: Option<std::os::fd::OwnedFd>,
-    /// Serves the connections without TLS.
-    poller: Arc<Pollers>,
+    /// Serves the connections, unless they are TLS ones.
+    poller: Option<Arc<Pollers>>,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -113,11 +113,16 @@ impl Server {
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = stop.clone();
         let auth = Arc::new(auth);
-        let poller = Arc::new(Pollers::start()?);
+        // Without TLS the poll threads serve the connections (see `poll`).
+        let poller = if tls_off(&tls) {
+            Some(Arc::new(Pollers::start()?))
+        } else {
+            None
+        };
         let p2 = poller.clone();
         let accept = std::thread::Builder::new()
             .name("qm-net-accept".into())
-            .spawn(move || accept_loop(listener, qm, auth, s2, tls, &p2))?;
+            .spawn(move || accept_loop(listener, qm, auth, s2, tls, p2.as_deref()))?;
         Ok(Server {
             address,
             wake,
@@ -142,7 +147,7 @@ impl Server {
             Arc::new(auth),
             Arc::new(AtomicBool::new(false)),
             TlsCfg::default(),
-            &poller,
+            Some(&poller),
         );
     }
 
@@ -169,7 +174,9 @@ impl Server {
         if let Some(t) = self.accept.take() {
             let _ = t.join();
         }
-        self.poller.stop();
+        if let Some(p) = &self.poller {
+            p.stop();
+        }
     }
 }
 
@@ -185,7 +192,7 @@ fn accept_loop(
     auth: Arc<AuthConfig>,
     stop: Arc<AtomicBool>,
     tls: TlsCfg,
-    poller: &Pollers,
+    poller: Option<&Pollers>,
 ) {
     loop {
         let conn = listener.accept();
@@ -202,10 +209,10 @@ fn accept_loop(
         };
         let mut conn = Conn::new(qm.clone(), auth.clone());
         conn.probe = stream.try_clone().ok();
-        // Without TLS the poll thread serves the connection (see `poll`), and a waiting
-        // get is answered by the thread whose put satisfies it, writing to this socket; TLS
+        // Without TLS a poll thread serves the connection (see `poll`), and a waiting get
+        // is answered by the thread whose put satisfies it, writing to this socket; TLS
         // keeps everything on the connection's own thread.
-        if tls_off(&tls) {
+        if let Some(poller) = poller {
             conn.shared = stream.try_clone().ok().map(Shared::new);
             if conn.shared.is_some() {
                 poller.add(conn, stream);

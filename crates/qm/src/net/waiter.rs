@@ -126,33 +126,6 @@ impl Shared {
         }
     }
 
-    /// Write `buf` (whole frames) without blocking; true when the socket took it all. If it
-    /// did not, the rest is owed: a delivery thread writes it and then lets the connection
-    /// go on, as [`Shared::send`] does.
-    pub fn write_now(self: &Arc<Self>, buf: Vec<u8>, failed: bool) -> bool {
-        let mut off = 0;
-        while off < buf.len() {
-            match send_now(&self.sock, &buf[off..], &[]) {
-                Ok(n) => off += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.hand_off();
-                    let me = self.clone();
-                    deliver(Box::new(move || {
-                        me.send_blocking(buf, Bytes::new(), off, failed)
-                    }));
-                    return false;
-                }
-                Err(e) => {
-                    tracing::debug!("answer not delivered: {e}");
-                    self.shutdown();
-                    break;
-                }
-            }
-        }
-        true
-    }
-
     /// Write `head` then `tail` (whole frames) and let the connection go on. The socket
     /// takes what it can without blocking (one `sendmsg` of both parts, usually all of it);
     /// the rest is written by a delivery thread, so the calling thread (the log writer, a
