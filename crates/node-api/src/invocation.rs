@@ -129,6 +129,11 @@ impl Invocation {
         self.participants.push(p);
     }
 
+    /// Whether any resource joined the unit of work.
+    pub fn has_participants(&self) -> bool {
+        !self.participants.is_empty()
+    }
+
     /// Commit every participant, in the order they joined. The first failure rolls back the rest.
     pub fn commit(&mut self) -> Result<(), String> {
         let mut parts = std::mem::take(&mut self.participants).into_iter();

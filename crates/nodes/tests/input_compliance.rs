@@ -4,55 +4,22 @@
 //! ExceptionList naming the node that raised it, and a body that does not parse must take the
 //! `failure` terminal with a ParserException holding the byte offset.
 
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use common::Bench;
 use sluice_flow::testing::compliance::exception_labels;
-use sluice_flow::testing::{Captured, Harness, dump_tree};
-use sluice_flow::{Flow, Registry, load_flow};
-use sluice_nodes::Services;
-use sluice_nodes::http::{HttpRequest, HttpRouter};
-
-struct Bench {
-    harness: Arc<Harness>,
-    flow: Arc<Flow>,
-    router: Arc<HttpRouter>,
-    qm: Arc<sluice_qm::QueueManager>,
-    _runtime: tokio::runtime::Runtime,
-}
+use sluice_flow::testing::{Captured, dump_tree};
+use sluice_nodes::http::HttpRequest;
 
 fn bench(src: &str) -> Bench {
-    let mut registry = Registry::new();
-    sluice_nodes::register(&mut |s| registry.register(s));
-    Harness::register(&mut registry);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("a runtime");
     let qm = sluice_qm::QueueManager::open_in_memory(sluice_qm::QmConfig::default())
         .expect("an in-memory queue manager");
     qm.define(sluice_qm::QueueDef::local("INPUT.COMPLIANCE"))
         .expect("define a queue");
-    let router = Arc::new(HttpRouter::new());
-    let services = Services {
-        http: Arc::clone(&router),
-        runtime: runtime.handle().clone(),
-        qm: Some(Arc::clone(&qm)),
-    };
-    let def = load_flow("input.yaml", src, &registry).unwrap_or_else(|d| panic!("{}", d[0]));
-    let harness = Harness::new();
-    let flow = harness
-        .build(&def, std::path::Path::new("."), &services)
-        .unwrap_or_else(|d| panic!("{}", d[0]));
-    Bench {
-        harness,
-        flow,
-        router,
-        qm,
-        _runtime: runtime,
-    }
+    Bench::new(src, qm)
 }
 
 /// Send one request and wait for its answer; the flow has finished with it when this returns.

@@ -74,6 +74,26 @@ impl UnitOfWork {
         Ok(Some(msg))
     }
 
+    /// Return the message of the last get to its queue untouched, as if it had not been got
+    /// (its BackoutCount as it was): a batch of several inputs under one unit of work hands
+    /// back a message it must process in a unit of its own.
+    pub fn release_last_get(&mut self) {
+        let Some(h) = self.gets.pop() else {
+            return;
+        };
+        if h.slot.persistent
+            && let Some(w) = &self.qm.wal
+            && h.queue.state.lock().def.harden_get_backout
+        {
+            // The get hardened the raised count: the log takes it back.
+            w.submit(vec![Op::Backout {
+                seq: h.key.1,
+                count: h.slot.msg.md.backout_count,
+            }]);
+        }
+        h.queue.restore(h.key, h.slot);
+    }
+
     /// Move a message that reached its queue's backout threshold, under this unit of work:
     /// to the queue's backout requeue queue (BOQNAME), or, when it has none or that put
     /// fails, to the dead-letter queue with reason 2362 (MQRC_BACKOUT_THRESHOLD_REACHED) in

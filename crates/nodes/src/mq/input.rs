@@ -8,15 +8,23 @@
 //! reached the queue's backout threshold (1 when the queue sets none) is not processed again: it
 //! goes to the `failure` terminal when that is wired, else to the queue's backout requeue queue,
 //! else to the dead-letter queue.
+//!
+//! `commit_count` > 1 takes several messages under one unit of work, committed when that many
+//! were processed, when the queue has no message ready (or none came within
+//! `commit_interval_ms`), or when an invocation used another transactional resource (a
+//! database, committed with it); one sync of the log then serves the whole batch. A failure
+//! backs the whole batch out; a message that was backed out before (BackoutCount > 0) is then
+//! processed in a unit of work of its own, so that one bad message cannot push the others to
+//! the backout queue.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sluice_node_api::{
     BuildContext, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner, Invocation,
     NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
 };
-use sluice_qm::{GetOptions, QueueManager};
+use sluice_qm::{GetOptions, QueueManager, UnitOfWork};
 
 use super::MqTransaction;
 use super::headers;
@@ -46,6 +54,24 @@ pub static MQ_INPUT: NodeSpec = NodeSpec {
             required: false,
             doc: "`yes`: the get and the flow's queue work commit together; `no`: the message is removed on \
                   read; `automatic`: transactional for persistent messages.",
+        },
+        PropSpec {
+            name: "commit_count",
+            kind: PropKind::Integer,
+            default: Some("1"),
+            required: false,
+            doc: "Messages processed under one unit of work before it is committed (the product's \
+                  Commit count). It is committed sooner when the queue has no message ready or an \
+                  invocation used a database; a failure backs out the whole batch.",
+        },
+        PropSpec {
+            name: "commit_interval_ms",
+            kind: PropKind::Integer,
+            default: Some("0"),
+            required: false,
+            doc: "With `commit_count` above 1, how long a batch waits for more messages before it \
+                  is committed (the product's Commit interval); 0 commits as soon as the queue has \
+                  no message ready.",
         },
         domains::DOMAIN,
         domains::PARSE_TIMING,
@@ -81,6 +107,17 @@ struct MqInput {
     mode: Mode,
     qm: Arc<QueueManager>,
     parsing: BodyParsing,
+    commit_count: u32,
+    commit_interval: Duration,
+}
+
+/// The unit of work an instance keeps open across messages (`commit_count` > 1).
+struct Batch {
+    uow: UnitOfWork,
+    /// Messages processed under it.
+    count: u32,
+    /// When its first message was got.
+    started: Instant,
 }
 
 fn build_mq_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
@@ -90,6 +127,13 @@ fn build_mq_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigEr
         ConfigError::property("queue", e.to_string())
             .with_hint("define the queue in sluice.yaml under `queues`")
     })?;
+    let commit_count = u32::try_from(c.int("commit_count"))
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| ConfigError::property("commit_count", "must be a whole number from 1"))?;
+    let commit_interval = u64::try_from(c.int("commit_interval_ms"))
+        .map(Duration::from_millis)
+        .map_err(|_| ConfigError::property("commit_interval_ms", "must not be negative"))?;
     let mode = match c.str("transaction_mode") {
         "no" => Mode::No,
         "automatic" => Mode::Automatic,
@@ -102,6 +146,8 @@ fn build_mq_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigEr
         mode,
         qm,
         parsing: BodyParsing::from_config(c)?,
+        commit_count,
+        commit_interval,
     })))
 }
 
@@ -115,28 +161,68 @@ impl MqInput {
         }
     }
 
-    /// One message; returns false when there was none.
-    fn once(&self, runner: &mut dyn InstanceRunner) -> bool {
-        let opts = GetOptions::new().wait(POLL);
-        let (got, uow) = if self.mode == Mode::No {
+    /// One message; returns false when there was none. `open` is the batch this instance
+    /// has open, taken and left as the message requires.
+    fn once(&self, runner: &mut dyn InstanceRunner, open: &mut Option<Batch>) -> bool {
+        // An open batch waits for its next message only as long as its interval allows (and
+        // a wait is cut into polls, to notice a stop).
+        let left = open
+            .as_ref()
+            .map(|b| self.commit_interval.saturating_sub(b.started.elapsed()));
+        let opts = match left {
+            Some(left) if left.is_zero() => GetOptions::new(),
+            Some(left) => GetOptions::new().wait(left.min(POLL)),
+            None => GetOptions::new().wait(POLL),
+        };
+        let (got, batch) = if self.mode == Mode::No {
             (self.qm.get(&self.queue, &opts), None)
         } else {
-            let mut uow = self.qm.begin();
-            let g = uow.get(&self.queue, &opts);
-            (g, Some(uow))
+            let mut b = open.take().unwrap_or_else(|| Batch {
+                uow: self.qm.begin(),
+                count: 0,
+                started: Instant::now(),
+            });
+            let g = b.uow.get(&self.queue, &opts);
+            (g, Some(b))
         };
         let m = match got {
             Ok(Some(m)) => m,
-            Ok(None) => return false,
+            Ok(None) => {
+                // The queue has nothing ready: what was processed is committed, unless its
+                // interval has still some way to go.
+                match batch {
+                    Some(b) if left.is_some_and(|l| l > POLL) => *open = Some(b),
+                    Some(b) => self.commit_batch(b),
+                    None => {}
+                }
+                return false;
+            }
             Err(error) => {
                 tracing::error!(%error, flow = %self.flow, queue = %self.queue, "Failed to get a message.");
+                if let Some(b) = batch {
+                    self.commit_batch(b);
+                }
                 runner.stop().sleep(Duration::from_secs(1));
                 return false;
             }
         };
-        let mut uow = uow;
+        let non_persistent = m.md.persistence != sluice_qm::Persistence::Persistent;
+        let (mut uow, count, started) = match batch {
+            // A message backed out before, or one the automatic mode takes outside syncpoint,
+            // is not added to a batch: the batch is committed without it first.
+            Some(mut b)
+                if b.count > 0
+                    && (m.md.backout_count > 0 || (self.mode == Mode::Automatic && non_persistent)) =>
+            {
+                b.uow.release_last_get();
+                self.commit_batch(b);
+                return true;
+            }
+            Some(b) => (Some(b.uow), b.count, b.started),
+            None => (None, 0, Instant::now()),
+        };
         if self.mode == Mode::Automatic
-            && m.md.persistence != sluice_qm::Persistence::Persistent
+            && non_persistent
             && let Some(u) = uow.take()
             && let Err(error) = u.commit()
         {
@@ -145,6 +231,7 @@ impl MqInput {
         runner.record_input_bytes(m.body.len() as u64);
         let (threshold, boq) = self.backout_threshold();
         let backed_out = uow.is_some() && m.md.backout_count >= threshold;
+        let alone = m.md.backout_count > 0;
         let original = backed_out.then(|| m.clone());
         let mut inv = Invocation::new();
         if let Some(u) = uow {
@@ -153,7 +240,7 @@ impl MqInput {
         let mut msg = match headers::to_tree(m, &self.parsing) {
             Ok(msg) => msg,
             Err(e) => {
-                self.finish(runner, &mut inv, Err(e), None, &boq);
+                self.finish(&mut inv, Err(e), None, &boq);
                 return true;
             }
         };
@@ -182,29 +269,51 @@ impl MqInput {
                 r => r,
             }
         };
-        self.finish(runner, &mut inv, result, original, &boq);
+        // Another resource's transaction is not held open across messages: the batch is
+        // committed with it.
+        let with_others = inv.has_participants();
+        if let Some(uow) = self.finish(&mut inv, result, original, &boq) {
+            let b = Batch {
+                uow,
+                count: count + 1,
+                started,
+            };
+            let due = !self.commit_interval.is_zero() && started.elapsed() >= self.commit_interval;
+            if alone || with_others || due || b.count >= self.commit_count {
+                self.commit_batch(b);
+            } else {
+                *open = Some(b);
+            }
+        }
         true
     }
 
+    fn commit_batch(&self, b: Batch) {
+        if b.count == 0 {
+            return;
+        }
+        if let Err(error) = b.uow.commit() {
+            tracing::error!(%error, flow = %self.flow, messages = b.count, "Failed to commit the unit of work.");
+        }
+    }
+
+    /// End an invocation: after a success its other resources are committed and its unit of
+    /// work (if any) returned, for the caller to commit; after a failure everything is backed
+    /// out, or a poison message moved off the queue.
     fn finish(
         &self,
-        _runner: &mut dyn InstanceRunner,
         inv: &mut Invocation,
         result: Result<(), NodeError>,
         backed_out: Option<sluice_qm::Message>,
         boq: &str,
-    ) {
+    ) -> Option<UnitOfWork> {
         let uow = inv.take::<MqTransaction>().map(|t| t.0);
         match result {
             Ok(()) => {
                 if let Err(e) = inv.commit() {
                     tracing::error!(error = %e, flow = %self.flow, "Failed to commit the invocation's resources.");
                 }
-                if let Some(u) = uow
-                    && let Err(error) = u.commit()
-                {
-                    tracing::error!(%error, flow = %self.flow, "Failed to commit the unit of work.");
-                }
+                return uow;
             }
             Err(e) => {
                 inv.rollback();
@@ -245,6 +354,7 @@ impl MqInput {
                 }
             }
         }
+        None
     }
 }
 
@@ -257,8 +367,12 @@ fn msg_backouts(msg: &mut sluice_node_api::Message) -> i64 {
 
 impl InputNode for MqInput {
     fn run_instance(&self, runner: &mut dyn InstanceRunner) {
+        let mut open = None;
         while !runner.stop().is_stopped() {
-            self.once(runner);
+            self.once(runner, &mut open);
+        }
+        if let Some(b) = open {
+            self.commit_batch(b);
         }
     }
 }

@@ -1,0 +1,164 @@
+//! MQInput batches (`commit_count`, `commit_interval_ms`) on a queue manager with a real log:
+//! one log record per batch, a failure backing out the whole batch without pushing its good
+//! messages to the backout queue, and no message held uncommitted while the queue is idle.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::Bench;
+use sluice_qm::{GetOptions, Message, Persistence, PutOptions, QmConfig, QueueDef, QueueManager};
+
+/// A queue manager stored in a fresh directory, removed on drop.
+struct Stored {
+    qm: Arc<QueueManager>,
+    dir: PathBuf,
+}
+
+impl Drop for Stored {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn stored(name: &str, queues: &[QueueDef]) -> Stored {
+    let dir = std::env::temp_dir().join(format!("sluice-mq-input-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let qm = QueueManager::open(&dir, QmConfig::default()).expect("open the queue manager");
+    for q in queues {
+        qm.define(q.clone()).expect("define a queue");
+    }
+    Stored { qm, dir }
+}
+
+/// Put `bodies` persistent, in order, under one unit of work (so all are there at once).
+fn put_all(qm: &Arc<QueueManager>, queue: &str, bodies: &[String]) {
+    let mut uow = qm.begin();
+    for b in bodies {
+        let mut m = Message::new(b.clone().into_bytes());
+        m.md.persistence = Persistence::Persistent;
+        uow.put(queue, m, &PutOptions::default()).expect("put");
+    }
+    uow.commit().expect("commit the puts");
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn drain(qm: &Arc<QueueManager>, queue: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some(m) = qm.get(queue, &GetOptions::new()).expect("get") {
+        out.push(String::from_utf8_lossy(&m.body).into_owned());
+    }
+    out
+}
+
+fn records(qm: &Arc<QueueManager>) -> u64 {
+    qm.log_stats().expect("a log").records
+}
+
+#[test]
+fn a_batch_commits_many_messages_with_one_log_record() {
+    let s = stored("batch", &[QueueDef::local("B.IN"), QueueDef::local("B.OUT")]);
+    let bodies: Vec<String> = (0..100).map(|i| format!("m{i}")).collect();
+    put_all(&s.qm, "B.IN", &bodies);
+    let before = records(&s.qm);
+    let b = Bench::new(
+        "nodes:\n  in: { type: MQInput, queue: B.IN, domain: BLOB, commit_count: 25, wires: { out: [out] } }\n  out: { type: MQOutput, queue: B.OUT }\n",
+        s.qm.clone(),
+    );
+    let running = b.flow.start();
+    wait_for("the flow to move every message", || {
+        s.qm.depth("B.OUT").unwrap() == 100
+    });
+    running.stop();
+    // 100 messages in batches of 25: four commit records, where one per message made 100.
+    let used = records(&s.qm) - before;
+    assert_eq!(used, 4, "log records for 100 messages");
+    assert_eq!(s.qm.depth("B.IN").unwrap(), 0);
+    assert_eq!(drain(&s.qm, "B.OUT"), bodies, "each message once, in order");
+}
+
+#[test]
+fn a_failure_backs_out_the_batch_and_only_the_bad_message_reaches_the_backout_queue() {
+    let mut input = QueueDef::local("P.IN");
+    input.backout_threshold = 2;
+    input.backout_requeue_queue = "P.BACKOUT".into();
+    let s = stored(
+        "poison",
+        &[input, QueueDef::local("P.OUT"), QueueDef::local("P.BACKOUT")],
+    );
+    let bodies: Vec<String> = (1..=10)
+        .map(|i| match i {
+            5 => "<m>poison</m>".to_string(),
+            i => format!("<m>{i}</m>"),
+        })
+        .collect();
+    put_all(&s.qm, "P.IN", &bodies);
+    let b = Bench::new(
+        "nodes:\n  in: { type: MQInput, queue: P.IN, domain: XMLNSC, commit_count: 10, wires: { out: [check] } }\n  check: { type: Filter, expression: \"$Body/m = 'poison'\", wires: { 'true': [boom], 'false': [out] } }\n  boom: { type: Throw, message_text: bad message }\n  out: { type: MQOutput, queue: P.OUT }\n",
+        s.qm.clone(),
+    );
+    let running = b.flow.start();
+    wait_for("the input queue to empty", || {
+        s.qm.depth("P.IN").unwrap() == 0 && s.qm.depth("P.BACKOUT").unwrap() == 1
+    });
+    wait_for("the good messages", || s.qm.depth("P.OUT").unwrap() == 9);
+    running.stop();
+    let good: Vec<String> = bodies.iter().filter(|b| !b.contains("poison")).cloned().collect();
+    assert_eq!(drain(&s.qm, "P.OUT"), good, "each good message once, in order");
+    assert_eq!(drain(&s.qm, "P.BACKOUT"), ["<m>poison</m>"]);
+}
+
+#[test]
+fn a_batch_is_committed_when_the_queue_is_idle_or_its_interval_ends_or_the_flow_stops() {
+    let s = stored(
+        "idle",
+        &[
+            QueueDef::local("I.IN"),
+            QueueDef::local("I.OUT"),
+            QueueDef::local("J.IN"),
+            QueueDef::local("J.OUT"),
+            QueueDef::local("K.IN"),
+            QueueDef::local("K.OUT"),
+        ],
+    );
+    let flow = |q: &str, interval: u32| {
+        Bench::new(
+            &format!(
+                "nodes:\n  in: {{ type: MQInput, queue: {q}.IN, domain: BLOB, commit_count: 1000, commit_interval_ms: {interval}, wires: {{ out: [out] }} }}\n  out: {{ type: MQOutput, queue: {q}.OUT }}\n"
+            ),
+            s.qm.clone(),
+        )
+    };
+    // No interval: a batch far from full is committed as soon as the queue has nothing ready.
+    let idle = flow("I", 0);
+    let running = idle.flow.start();
+    put_all(&s.qm, "I.IN", &["one".to_string()]);
+    wait_for("the lone message", || s.qm.depth("I.OUT").unwrap() == 1);
+    running.stop();
+
+    // With an interval the batch waits that long for more messages, then is committed.
+    let timed = flow("J", 2000);
+    let running = timed.flow.start();
+    put_all(&s.qm, "J.IN", &["two".to_string()]);
+    wait_for("the message to be taken", || s.qm.depth("J.IN").unwrap() == 0);
+    assert_eq!(s.qm.depth("J.OUT").unwrap(), 0, "held until the interval ends");
+    wait_for("the interval's commit", || s.qm.depth("J.OUT").unwrap() == 1);
+    running.stop();
+
+    // A flow that stops commits what it has processed.
+    let stopping = flow("K", 60_000);
+    let running = stopping.flow.start();
+    put_all(&s.qm, "K.IN", &["a".to_string(), "b".to_string(), "c".to_string()]);
+    wait_for("the messages to be taken", || s.qm.depth("K.IN").unwrap() == 0);
+    running.stop();
+    assert_eq!(drain(&s.qm, "K.OUT"), ["a", "b", "c"]);
+}
