@@ -66,7 +66,10 @@ fn records(qm: &Arc<QueueManager>) -> u64 {
 
 #[test]
 fn a_batch_commits_many_messages_with_one_log_record() {
-    let s = stored("batch", &[QueueDef::local("B.IN"), QueueDef::local("B.OUT")]);
+    let s = stored(
+        "batch",
+        &[QueueDef::local("B.IN"), QueueDef::local("B.OUT")],
+    );
     let bodies: Vec<String> = (0..100).map(|i| format!("m{i}")).collect();
     put_all(&s.qm, "B.IN", &bodies);
     let before = records(&s.qm);
@@ -93,7 +96,11 @@ fn a_failure_backs_out_the_batch_and_only_the_bad_message_reaches_the_backout_qu
     input.backout_requeue_queue = "P.BACKOUT".into();
     let s = stored(
         "poison",
-        &[input, QueueDef::local("P.OUT"), QueueDef::local("P.BACKOUT")],
+        &[
+            input,
+            QueueDef::local("P.OUT"),
+            QueueDef::local("P.BACKOUT"),
+        ],
     );
     let bodies: Vec<String> = (1..=10)
         .map(|i| match i {
@@ -112,8 +119,16 @@ fn a_failure_backs_out_the_batch_and_only_the_bad_message_reaches_the_backout_qu
     });
     wait_for("the good messages", || s.qm.depth("P.OUT").unwrap() == 9);
     running.stop();
-    let good: Vec<String> = bodies.iter().filter(|b| !b.contains("poison")).cloned().collect();
-    assert_eq!(drain(&s.qm, "P.OUT"), good, "each good message once, in order");
+    let good: Vec<String> = bodies
+        .iter()
+        .filter(|b| !b.contains("poison"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        drain(&s.qm, "P.OUT"),
+        good,
+        "each good message once, in order"
+    );
     assert_eq!(drain(&s.qm, "P.BACKOUT"), ["<m>poison</m>"]);
 }
 
@@ -149,16 +164,30 @@ fn a_batch_is_committed_when_the_queue_is_idle_or_its_interval_ends_or_the_flow_
     let timed = flow("J", 2000);
     let running = timed.flow.start();
     put_all(&s.qm, "J.IN", &["two".to_string()]);
-    wait_for("the message to be taken", || s.qm.depth("J.IN").unwrap() == 0);
-    assert_eq!(s.qm.depth("J.OUT").unwrap(), 0, "held until the interval ends");
-    wait_for("the interval's commit", || s.qm.depth("J.OUT").unwrap() == 1);
+    wait_for("the message to be taken", || {
+        s.qm.depth("J.IN").unwrap() == 0
+    });
+    assert_eq!(
+        s.qm.depth("J.OUT").unwrap(),
+        0,
+        "held until the interval ends"
+    );
+    wait_for("the interval's commit", || {
+        s.qm.depth("J.OUT").unwrap() == 1
+    });
     running.stop();
 
     // A flow that stops commits what it has processed.
     let stopping = flow("K", 60_000);
     let running = stopping.flow.start();
-    put_all(&s.qm, "K.IN", &["a".to_string(), "b".to_string(), "c".to_string()]);
-    wait_for("the messages to be taken", || s.qm.depth("K.IN").unwrap() == 0);
+    put_all(
+        &s.qm,
+        "K.IN",
+        &["a".to_string(), "b".to_string(), "c".to_string()],
+    );
+    wait_for("the messages to be taken", || {
+        s.qm.depth("K.IN").unwrap() == 0
+    });
     running.stop();
     assert_eq!(drain(&s.qm, "K.OUT"), ["a", "b", "c"]);
 }

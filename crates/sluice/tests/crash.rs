@@ -3,6 +3,8 @@
 //! same data folder, and at the end the queue is drained and checked by message id: every
 //! committed put delivered exactly once, nothing rolled back or uncommitted at a kill delivered,
 //! no duplicates, every body intact (the load and checks are in `crates/qm/tests/crash_load/mod.rs`, shared with the queue manager's own crash test).
+//! A second test puts to the input queue of a flow that moves the messages on in batches
+//! (MQInput `commit_count`), killed the same way: each still arrives exactly once.
 //!
 //! Short form (in the normal suite, a few seconds): `cargo test -p sluice --test crash`.
 //! Long form: `SLUICE_CRASH_CYCLES=200 cargo test -p sluice --release --test crash -- --nocapture`.
@@ -25,13 +27,40 @@ const SLUICE_YAML: &str =
     "queues:\n  - { name: CRASH.Q, max_depth: 10000000, default_persistence: persistent }\n";
 const FLOW_YAML: &str = "nodes:\n  in: { type: HTTPInput, path: /ping, wires: { out: [r] } }\n  r: { type: HTTPReply }\n";
 
+/// The project of the flow variant: producers put to CRASH.IN, a flow moves each message to
+/// CRASH.Q in batches of up to 20 under one unit of work, consumers get from CRASH.Q.
+const FLOW_SLUICE_YAML: &str = "queues:\n  - { name: CRASH.IN, max_depth: 10000000, default_persistence: persistent }\n  - { name: CRASH.Q, max_depth: 10000000, default_persistence: persistent }\n";
+const MOVE_FLOW_YAML: &str = "instances: 2\nnodes:\n  in: { type: MQInput, queue: CRASH.IN, domain: BLOB, commit_count: 20, wires: { out: [out] } }\n  out: { type: MQOutput, queue: CRASH.Q }\n";
+
 #[test]
 fn sluice_run_killed_under_load_delivers_every_committed_put_exactly_once() {
-    let test = "sluice run crash test";
-    let plan = Plan::from_env(test, DEFAULT_CYCLES);
+    crash_test(
+        "sluice run crash test",
+        SLUICE_YAML,
+        FLOW_YAML,
+        crash_load::QUEUE,
+    );
+}
+
+#[test]
+fn a_batching_flow_killed_under_load_moves_every_committed_put_exactly_once() {
+    crash_test(
+        "sluice run crash test through a batching flow",
+        FLOW_SLUICE_YAML,
+        MOVE_FLOW_YAML,
+        "CRASH.IN",
+    );
+}
+
+fn crash_test(test: &str, sluice_yaml: &str, flow_yaml: &str, put_queue: &'static str) {
+    let mut plan = Plan::from_env(test, DEFAULT_CYCLES);
+    plan.put_queue = put_queue;
     // Kept when the test fails, for the data folder and the server log.
-    let work =
-        std::env::temp_dir().join(format!("sluice-crash-{}-{}", std::process::id(), plan.seed));
+    let work = std::env::temp_dir().join(format!(
+        "sluice-crash-{}-{put_queue}-{}",
+        std::process::id(),
+        plan.seed
+    ));
     let _ = std::fs::remove_dir_all(&work);
     let (project, data, log) = (
         work.join("project"),
@@ -39,8 +68,8 @@ fn sluice_run_killed_under_load_delivers_every_committed_put_exactly_once() {
         work.join("server.log"),
     );
     std::fs::create_dir_all(project.join("flows")).expect("create the project");
-    std::fs::write(project.join("sluice.yaml"), SLUICE_YAML).expect("write sluice.yaml");
-    std::fs::write(project.join("flows/ping.yaml"), FLOW_YAML).expect("write the flow");
+    std::fs::write(project.join("sluice.yaml"), sluice_yaml).expect("write sluice.yaml");
+    std::fs::write(project.join("flows/flow.yaml"), flow_yaml).expect("write the flow");
 
     let outcome = crash_load::run(plan, |what| {
         // Fresh ports every start: a killed server's ports may linger.

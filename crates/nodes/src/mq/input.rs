@@ -212,7 +212,8 @@ impl MqInput {
             // is not added to a batch: the batch is committed without it first.
             Some(mut b)
                 if b.count > 0
-                    && (m.md.backout_count > 0 || (self.mode == Mode::Automatic && non_persistent)) =>
+                    && (m.md.backout_count > 0
+                        || (self.mode == Mode::Automatic && non_persistent)) =>
             {
                 b.uow.release_last_get();
                 self.commit_batch(b);

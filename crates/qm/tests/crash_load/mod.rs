@@ -56,6 +56,9 @@ impl Rng {
 pub struct Plan {
     pub cycles: u64,
     pub seed: u64,
+    /// Where the producers put: [`QUEUE`], or the input queue of a flow that moves each
+    /// message on to [`QUEUE`], where the consumers get.
+    pub put_queue: &'static str,
 }
 
 impl Plan {
@@ -71,7 +74,11 @@ impl Plan {
             t ^ u64::from(std::process::id()) << 32
         });
         eprintln!("{test}: {cycles} cycles, seed {seed} (replay with SLUICE_CRASH_SEED={seed})");
-        Plan { cycles, seed }
+        Plan {
+            cycles,
+            seed,
+            put_queue: QUEUE,
+        }
     }
 }
 
@@ -166,7 +173,7 @@ fn check_delivered(m: &Message) -> Result<String, String> {
 
 /// Persistent puts until the connection breaks: one put in four outside syncpoint, the rest in
 /// units of work of 1–8 messages, one unit in five rolled back.
-fn producer(addr: String, tag: String, l: Shared, seed: u64) {
+fn producer(addr: String, queue: &str, tag: String, l: Shared, seed: u64) {
     let Ok(mut c) = Client::connect(&addr, Credentials::default()) else {
         return;
     };
@@ -180,7 +187,7 @@ fn producer(addr: String, tag: String, l: Shared, seed: u64) {
         if rng.below(4) == 0 {
             let id = next_id();
             ledger(&l).in_doubt_puts.insert(id.clone());
-            match c.put(QUEUE, &message(&id), &PutOptions::default()) {
+            match c.put(queue, &message(&id), &PutOptions::default()) {
                 Ok(_) => {
                     let mut g = ledger(&l);
                     g.in_doubt_puts.remove(&id);
@@ -193,7 +200,7 @@ fn producer(addr: String, tag: String, l: Shared, seed: u64) {
         let ids: Vec<String> = (0..1 + rng.below(8)).map(|_| next_id()).collect();
         let roll_back = rng.below(5) == 0;
         for (i, id) in ids.iter().enumerate() {
-            if let Err(e) = c.put_syncpoint(QUEUE, &message(id), &PutOptions::default()) {
+            if let Err(e) = c.put_syncpoint(queue, &message(id), &PutOptions::default()) {
                 // The unit was never committed: the server backs it out when the connection
                 // ends, and a kill loses it with the process.
                 let mut g = ledger(&l);
@@ -383,12 +390,18 @@ fn tail(log: &Path) -> String {
     lines[lines.len().saturating_sub(40)..].join("\n")
 }
 
-fn start_load(addr: &str, cycle: u64, l: &Shared, rng: &mut Rng) -> Vec<JoinHandle<()>> {
+fn start_load(
+    addr: &str,
+    plan: &Plan,
+    cycle: u64,
+    l: &Shared,
+    rng: &mut Rng,
+) -> Vec<JoinHandle<()>> {
     let mut threads = Vec::new();
     for p in 0..PRODUCERS {
-        let (a, l, s) = (addr.to_string(), l.clone(), rng.next());
+        let (a, q, l, s) = (addr.to_string(), plan.put_queue, l.clone(), rng.next());
         threads.push(std::thread::spawn(move || {
-            producer(a, format!("c{cycle}p{p}"), l, s)
+            producer(a, q, format!("c{cycle}p{p}"), l, s)
         }));
     }
     for _ in 0..CONSUMERS {
@@ -399,10 +412,12 @@ fn start_load(addr: &str, cycle: u64, l: &Shared, rng: &mut Rng) -> Vec<JoinHand
 }
 
 /// Everything left on the queue, got under syncpoint 200 per commit; then the dead-letter
-/// queue's depth.
-fn drain(addr: &str, l: &Shared) -> (Vec<String>, usize) {
+/// queue's depth. When a flow moves the messages from `put_queue`, the drain goes on until
+/// that queue is empty and nothing more arrived for a second (its last batch is committed).
+fn drain(addr: &str, put_queue: &str, l: &Shared) -> (Vec<String>, usize) {
     let mut c = Client::connect(addr, Credentials::default()).expect("connect for the drain");
     let mut drained = Vec::new();
+    let mut quiet = false;
     loop {
         let mut batch = Vec::new();
         while batch.len() < 200 {
@@ -418,10 +433,17 @@ fn drain(addr: &str, l: &Shared) -> (Vec<String>, usize) {
             }
         }
         c.commit().expect("commit the drain");
-        if batch.is_empty() {
+        if !batch.is_empty() {
+            drained.extend(batch);
+            quiet = false;
+            continue;
+        }
+        if put_queue == QUEUE || quiet {
             break;
         }
-        drained.extend(batch);
+        let moving = c.depth(put_queue).expect("depth of the put queue") > 0;
+        quiet = !moving;
+        std::thread::sleep(Duration::from_millis(if moving { 20 } else { 1000 }));
     }
     assert_eq!(c.depth(QUEUE).expect("depth"), 0, "the queue is drained");
     let dead = c
@@ -468,7 +490,7 @@ pub fn run(plan: Plan, mut start: impl FnMut(&str) -> Process) -> Outcome {
         }
         let addr = p.wait_ready(plan.seed);
         startup_ms = spawned.elapsed().as_millis() as u64;
-        let threads = start_load(&addr, cycle, &l, &mut rng);
+        let threads = start_load(&addr, &plan, cycle, &l, &mut rng);
         std::thread::sleep(Duration::from_millis(150 + rng.below(750)));
         p.kill();
         for t in threads {
@@ -489,7 +511,7 @@ pub fn run(plan: Plan, mut start: impl FnMut(&str) -> Process) -> Outcome {
             let _ = Command::new("kill").args(["-9", &pid]).status();
         }
     });
-    let (drained, dead_letters) = drain(&addr, &l);
+    let (drained, dead_letters) = drain(&addr, plan.put_queue, &l);
     drop(done);
     let _ = watchdog.join();
     p.kill();
