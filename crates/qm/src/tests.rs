@@ -347,6 +347,26 @@ fn uow_rollback_restores_gets_with_backout_count() {
 }
 
 #[test]
+fn a_released_get_returns_untouched_and_the_rest_of_the_unit_commits() {
+    let qm = qm();
+    put(&qm, "Q", msg("a"));
+    put(&qm, "Q", msg("b"));
+    let mut u = qm.begin();
+    assert_eq!(body(u.get("Q", &GetOptions::new()).expect("get")), "a");
+    assert_eq!(body(u.get("Q", &GetOptions::new()).expect("get")), "b");
+    u.release_last_get();
+    assert_eq!(qm.depth("Q").expect("depth"), 1, "b is back at once");
+    u.commit().expect("commit");
+    let b = qm.get("Q", &GetOptions::new()).expect("get").expect("b");
+    assert_eq!(&b.body[..], b"b");
+    assert_eq!(b.md.backout_count, 0, "not counted as backed out");
+    assert!(
+        qm.get("Q", &GetOptions::new()).expect("get").is_none(),
+        "a stays got"
+    );
+}
+
+#[test]
 fn dead_letter_header_is_stored_as_properties() {
     let qm = qm();
     let id = qm

@@ -408,6 +408,33 @@ fn backout_count_is_hardened_when_a_syncpoint_get_takes_the_message_on_hardenbo_
 }
 
 #[test]
+fn a_released_get_on_a_hardenbo_queue_takes_the_hardened_count_back() {
+    let dir = tmpdir("release");
+    let _cleanup = Cleanup(dir.clone());
+    let fs = FaultFs::new();
+    {
+        let qm = open(&dir, &fs);
+        qm.define(QueueDef {
+            harden_get_backout: true,
+            ..QueueDef::local("Q")
+        })
+        .expect("define");
+        put(&qm, "Q", pmsg("m"));
+        let mut u = qm.begin();
+        u.get("Q", &GetOptions::new()).expect("get").expect("msg");
+        u.release_last_get();
+        // A later commit's sync carries the released count with it.
+        put(&qm, "Q", pmsg("after"));
+        std::mem::forget(u);
+    }
+    fs.power_cut(|_| 0).expect("power cut");
+    let qm = open(&dir, &fs);
+    let m = qm.get("Q", &GetOptions::new()).expect("get").expect("msg");
+    assert_eq!(&m.body[..], b"m");
+    assert_eq!(m.md.backout_count, 0);
+}
+
+#[test]
 fn recovery_never_resurrects_records_behind_a_corrupt_one() {
     let dir = tmpdir("behind");
     let _cleanup = Cleanup(dir.clone());
