@@ -39,7 +39,16 @@ pub trait Filesystem: Send + Sync + 'static {
     fn sync_dir(&self, p: &Path) -> io::Result<()>;
     /// Does the path exist?
     fn exists(&self, p: &Path) -> bool;
+    /// Hold the directory `dir` for this process until the returned file is closed, so that
+    /// no second process writes the same log; an error of kind `WouldBlock` when another one
+    /// holds it. Nothing to hold by default (a simulated file system within one test).
+    fn lock_dir(&self, _dir: &Path) -> io::Result<Option<File>> {
+        Ok(None)
+    }
 }
+
+/// The file in a queue manager's directory that its process holds locked while it runs.
+pub const LOCK_FILE: &str = "lock";
 
 /// Write `data` to `path` atomically: temp file, fdatasync, rename, fsync of the directory.
 pub fn write_atomic(fs: &dyn Filesystem, path: &Path, data: &[u8]) -> io::Result<()> {
@@ -113,6 +122,39 @@ impl Filesystem for StdFs {
     }
     fn exists(&self, p: &Path) -> bool {
         p.exists()
+    }
+    fn lock_dir(&self, dir: &Path) -> io::Result<Option<File>> {
+        use std::os::fd::AsRawFd;
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join(LOCK_FILE))?;
+        // SAFETY: flock on an open descriptor; the lock goes with the descriptor (and with
+        // the process, however it ends).
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::WouldBlock {
+                return Err(e);
+            }
+            let mut holder = String::new();
+            let _ = f.read_to_string(&mut holder);
+            let holder = holder.trim();
+            let who = if holder.is_empty() {
+                "another process".to_string()
+            } else {
+                format!("process {holder}")
+            };
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("in use by {who}: one queue manager directory serves one process"),
+            ));
+        }
+        // Who holds it, for the message above (best effort).
+        let _ = f.set_len(0);
+        let _ = f.write_all(std::process::id().to_string().as_bytes());
+        Ok(Some(f))
     }
 }
 

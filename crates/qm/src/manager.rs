@@ -69,6 +69,8 @@ pub struct QueueManager {
     pub(crate) boot: u32,
     dyn_counter: AtomicU64,
     pub(crate) shut: AtomicBool,
+    /// The directory's lock, held while this queue manager is open (see `Filesystem::lock_dir`).
+    _lock: Option<std::fs::File>,
 }
 
 const QUEUES_FILE: &str = "queues.json";
@@ -105,6 +107,7 @@ impl QueueManager {
             boot,
             dyn_counter: AtomicU64::new(0),
             shut: AtomicBool::new(false),
+            _lock: None,
         }
     }
 
@@ -121,9 +124,14 @@ impl QueueManager {
         let fsys = cfg.fs.clone();
         fsys.create_dir_all(dir)
             .map_err(|e| QmError::io(dir.display().to_string(), e))?;
+        // Two processes writing one log would destroy each other's records.
+        let lock = fsys
+            .lock_dir(dir)
+            .map_err(|e| QmError::io(dir.display().to_string(), e))?;
         let defs = load_defs(&*fsys, &dir.join(QUEUES_FILE))?;
         let (wal, rec) = Wal::open(fsys, &dir.join("log"), cfg.wal.clone())?;
-        let qm = QueueManager::new(cfg, Some(wal), Some(dir.to_path_buf()), rec.next_seq);
+        let mut qm = QueueManager::new(cfg, Some(wal), Some(dir.to_path_buf()), rec.next_seq);
+        qm._lock = lock;
         {
             let mut objs = qm.objects.write();
             for d in defs {

@@ -277,3 +277,18 @@ fn persistent_messages_survive_a_restart_and_non_persistent_do_not() {
     let m = c.get("KEEP", &GetOptions::new()).unwrap().unwrap();
     assert_eq!(&m.body[..], b"durable");
 }
+
+#[test]
+fn a_second_server_on_the_same_data_dir_is_refused_and_the_first_goes_on() {
+    let data = TempDir::new("shared-data");
+    let s = Server::start_with_data(&samples_dir(), data.path());
+    let mut c = client(&s);
+    let mut m = Message::new("kept");
+    m.md.persistence = sluice_qm::Persistence::Persistent;
+    c.put("SAMPLES.OUT", &m, &PutOptions::default()).unwrap();
+    let Err(e) = Server::try_start_with_data(&samples_dir(), data.path()) else {
+        panic!("a second server started on the same data folder");
+    };
+    assert!(e.contains("in use by process"), "{e}");
+    assert_eq!(c.depth("SAMPLES.OUT").unwrap(), 1);
+}

@@ -460,3 +460,17 @@ fn recovery_never_resurrects_records_behind_a_corrupt_one() {
     let qm = open(&dir, &fs);
     assert_eq!(drain(&qm, "Q"), ["m0", "new0", "new1"]);
 }
+
+#[test]
+fn a_second_queue_manager_on_the_same_directory_is_refused_while_the_first_is_open() {
+    let dir = tmpdir("lock");
+    let _cleanup = Cleanup(dir.clone());
+    let first = QueueManager::open(&dir, QmConfig::default()).expect("first open");
+    let Err(e) = QueueManager::open(&dir, QmConfig::default()) else {
+        panic!("a second queue manager opened the same directory");
+    };
+    let text = e.to_string();
+    assert!(text.contains("in use by process"), "{text}");
+    drop(first);
+    QueueManager::open(&dir, QmConfig::default()).expect("open again once the first is closed");
+}

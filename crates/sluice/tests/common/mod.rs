@@ -70,11 +70,15 @@ impl Server {
 
     /// Start with a data folder that outlives the server (for restart tests).
     pub fn start_with_data(dir: &Path, data_dir: &Path) -> Server {
-        Self::launch(dir, Some(data_dir)).unwrap_or_else(|e| panic!("{e}"))
+        Self::try_start_with_data(dir, data_dir).unwrap_or_else(|e| panic!("{e}"))
     }
 
     pub fn try_start(dir: &Path) -> Result<Server, String> {
         Self::launch(dir, None)
+    }
+
+    pub fn try_start_with_data(dir: &Path, data_dir: &Path) -> Result<Server, String> {
+        Self::launch(dir, Some(data_dir))
     }
 
     fn launch(dir: &Path, data_dir: Option<&Path>) -> Result<Server, String> {
