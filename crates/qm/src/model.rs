@@ -369,9 +369,14 @@ pub fn id_from_str(s: &str) -> MsgId {
 
 /// Hex text of an id (48 lower-case digits).
 pub fn id_to_hex(id: &MsgId) -> String {
+    to_hex(id)
+}
+
+/// Bytes as lower-case hex digits.
+pub fn to_hex(bytes: &[u8]) -> String {
     const H: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(48);
-    for b in id {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
         s.push(H[(b >> 4) as usize] as char);
         s.push(H[(b & 15) as usize] as char);
     }

@@ -9,8 +9,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use sluice_qm::net::{Client, Credentials};
 use sluice_qm::{
-    BrowseCursor, GetOptions, Message, Persistence, PutOptions, QueueDef, id_from_hex, id_from_str,
-    id_to_hex,
+    BrowseCursor, GetOptions, Message, Persistence, PropertyValue, PutOptions, QueueDef,
+    id_from_hex, id_from_str, id_to_hex, to_hex, validate_name,
 };
 
 #[derive(Args)]
@@ -134,7 +134,9 @@ enum QmCommand {
         #[arg(long)]
         format: Option<String>,
     },
-    /// Take messages off a queue: bodies to standard output, or one file each in --out.
+    /// Take messages off a queue: bodies to standard output, or one file each in --out. Each
+    /// message is taken under syncpoint and committed once written, so a failed write leaves
+    /// it on the queue. Exits with 3 when there was no message (MQRC 2033).
     Get {
         queue: String,
         /// Wait up to this many seconds for a message.
@@ -145,6 +147,12 @@ enum QmCommand {
         all: bool,
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Only a message with this CorrelId: 48 hex digits, or text (padded to 24 bytes).
+        #[arg(long)]
+        correl_id: Option<String>,
+        /// Only a message with this MsgId: 48 hex digits, or text (padded to 24 bytes).
+        #[arg(long)]
+        msg_id: Option<String>,
     },
     /// Show the messages on a queue without removing them.
     Browse { queue: String },
@@ -154,8 +162,15 @@ enum QmCommand {
     Clear { queue: String },
 }
 
-fn id_arg(s: &str) -> [u8; 24] {
-    id_from_hex(s).unwrap_or_else(|| id_from_str(s))
+/// A MsgId or CorrelId option: 48 hex digits, or text of at most 24 bytes (padded).
+fn id_arg(option: &str, s: &str) -> Result<[u8; 24]> {
+    if let Some(id) = id_from_hex(s) {
+        return Ok(id);
+    }
+    if s.len() > 24 {
+        bail!("{option} is 48 hex digits or at most 24 bytes of text, not {s:?}");
+    }
+    Ok(id_from_str(s))
 }
 
 fn table_row(d: &QueueDef, depth: usize) -> String {
@@ -173,8 +188,24 @@ fn table_row(d: &QueueDef, depth: usize) -> String {
 const TABLE_HEAD: &str =
     "QUEUE                            TYPE      DEPTH  MAX DEPTH  BOTHRESH BOQUEUE";
 
+/// A message as JSON: its descriptor's main fields, its properties, and the body as text
+/// (`body`) when it is UTF-8, else as hex digits (`body_hex`).
 fn message_json(m: &Message) -> serde_json::Value {
-    serde_json::json!({
+    let properties: serde_json::Map<String, serde_json::Value> = m
+        .properties
+        .iter()
+        .map(|(name, v)| {
+            let v = match v {
+                PropertyValue::Bool(b) => (*b).into(),
+                PropertyValue::Int(i) => (*i).into(),
+                PropertyValue::Float(f) => (*f).into(),
+                PropertyValue::String(s) => s.clone().into(),
+                PropertyValue::Bytes(b) => to_hex(b).into(),
+            };
+            (name.clone(), v)
+        })
+        .collect();
+    let mut v = serde_json::json!({
         "msg_id": id_to_hex(&m.md.msg_id),
         "correl_id": id_to_hex(&m.md.correl_id),
         "persistent": m.md.persistence == Persistence::Persistent,
@@ -184,9 +215,14 @@ fn message_json(m: &Message) -> serde_json::Value {
         "put_date": m.md.put_date,
         "put_time": m.md.put_time,
         "format": m.md.format,
+        "properties": properties,
         "length": m.body.len(),
-        "body": String::from_utf8_lossy(&m.body),
-    })
+    });
+    match std::str::from_utf8(&m.body) {
+        Ok(text) => v["body"] = text.into(),
+        Err(_) => v["body_hex"] = to_hex(&m.body).into(),
+    }
+    v
 }
 
 pub fn run(a: QmArgs) -> Result<()> {
@@ -255,6 +291,9 @@ pub fn run(a: QmArgs) -> Result<()> {
             expiry,
             format,
         } => {
+            if count == 0 {
+                bail!("--count is at least 1");
+            }
             let mut body = Vec::new();
             match file.as_deref() {
                 Some(p) if p.as_os_str() != "-" => {
@@ -272,9 +311,10 @@ pub fn run(a: QmArgs) -> Result<()> {
                 Persistence::AsQueueDef
             };
             if let Some(id) = correl_id {
-                m.md.correl_id = id_arg(&id);
+                m.md.correl_id = id_arg("--correl-id", &id)?;
             }
             if let Some(q) = reply_to_q {
+                validate_name(&q).context("--reply-to-q")?;
                 m.md.reply_to_q = q;
             }
             if let Some(p) = priority {
@@ -284,13 +324,23 @@ pub fn run(a: QmArgs) -> Result<()> {
                 m.md.priority = p;
             }
             if let Some(e) = expiry {
+                if e <= 0 && e != -1 {
+                    bail!(
+                        "--expiry is a positive number of tenths of a second, or -1 for none (MQRC 2013)"
+                    );
+                }
                 m.md.expiry = e;
             }
             if let Some(f) = format {
+                if f.len() > 8 {
+                    bail!("--format is at most 8 characters, not {f:?}");
+                }
                 m.md.format = format!("{f:<8}");
             }
-            for _ in 0..count {
-                let id = c.put(&queue, &m, &PutOptions::default())?;
+            for i in 0..count {
+                let id = c.put(&queue, &m, &PutOptions::default()).with_context(|| {
+                    format!("put {i} of {count} message(s) to {queue}, then failed")
+                })?;
                 if a.json {
                     writeln!(out, "{}", serde_json::json!({ "msg_id": id_to_hex(&id) }))?;
                 }
@@ -304,33 +354,56 @@ pub fn run(a: QmArgs) -> Result<()> {
             wait,
             all,
             out: dir,
+            correl_id,
+            msg_id,
         } => {
+            let mut opts = GetOptions::new();
+            if wait > 0.0 {
+                opts = opts.wait(Duration::from_secs_f64(wait));
+            }
+            if let Some(id) = correl_id {
+                opts = opts.correl_id(id_arg("--correl-id", &id)?);
+            }
+            if let Some(id) = msg_id {
+                opts = opts.msg_id(id_arg("--msg-id", &id)?);
+            }
+            // Where the bodies go is checked before anything is taken.
+            if let Some(d) = &dir {
+                std::fs::create_dir_all(d)
+                    .with_context(|| format!("cannot create the folder {}", d.display()))?;
+            }
             let mut n = 0u64;
-            loop {
-                let mut opts = GetOptions::new();
-                if wait > 0.0 {
-                    opts = opts.wait(Duration::from_secs_f64(wait));
-                }
-                let Some(m) = c.get(&queue, &opts)? else {
-                    break;
-                };
-                n += 1;
-                match &dir {
+            while let Some(m) = c.get_syncpoint(&queue, &opts)? {
+                let written = match &dir {
                     Some(d) => {
-                        std::fs::create_dir_all(d)?;
                         let p = d.join(format!("{}.msg", id_to_hex(&m.md.msg_id)));
                         std::fs::write(&p, &m.body)
-                            .with_context(|| format!("cannot write {}", p.display()))?;
+                            .with_context(|| format!("cannot write {}", p.display()))
                     }
-                    None if a.json => writeln!(out, "{}", message_json(&m))?,
-                    None => out.write_all(&m.body)?,
+                    None if a.json => writeln!(out, "{}", message_json(&m))
+                        .and_then(|_| out.flush())
+                        .context("cannot write to standard output"),
+                    None => out
+                        .write_all(&m.body)
+                        .and_then(|_| out.flush())
+                        .context("cannot write to standard output"),
+                };
+                if let Err(e) = written {
+                    // The message goes back to the queue (its BackoutCount raised).
+                    let _ = c.rollback();
+                    return Err(e.context(format!(
+                        "the message stays on {queue}; {n} message(s) were taken before"
+                    )));
                 }
+                c.commit()
+                    .with_context(|| format!("the message written last may still be on {queue}"))?;
+                n += 1;
                 if !all {
                     break;
                 }
             }
             if n == 0 {
-                eprintln!("no message on {queue}");
+                eprintln!("no message on {queue} (MQRC 2033)");
                 std::process::exit(3);
             }
             if dir.is_some() {

@@ -292,3 +292,46 @@ fn a_second_server_on_the_same_data_dir_is_refused_and_the_first_goes_on() {
     assert!(e.contains("in use by process"), "{e}");
     assert_eq!(c.depth("SAMPLES.OUT").unwrap(), 1);
 }
+
+#[test]
+fn cli_get_takes_a_message_only_once_it_is_written_and_selects_and_shows_binary_bodies() {
+    let s = Server::start(&samples_dir());
+    let dir = TempDir::new("cli-get");
+    let mut c = client(&s);
+    let mut m = Message::new(&b"\x00\xff\xfeabc"[..]);
+    m.md.correl_id = sluice_qm::id_from_str("wanted");
+    c.put(
+        "SAMPLES.OUT",
+        &Message::new("first"),
+        &PutOptions::default(),
+    )
+    .unwrap();
+    c.put("SAMPLES.OUT", &m, &PutOptions::default()).unwrap();
+    // A file where the output folder should be: nothing is taken.
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, "x").unwrap();
+    let o = qm(
+        &s,
+        &[
+            "get",
+            "SAMPLES.OUT",
+            "--out",
+            &blocker.display().to_string(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("not-a-folder"), "{}", text(&o));
+    assert_eq!(c.depth("SAMPLES.OUT").unwrap(), 2);
+    // The second message by its CorrelId, its binary body as hex.
+    let o = qm(
+        &s,
+        &["get", "SAMPLES.OUT", "--correl-id", "wanted", "--json"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["body_hex"], "00fffe616263");
+    assert!(v.get("body").is_none());
+    let o = qm(&s, &["get", "SAMPLES.OUT", "--correl-id", "wanted"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert_eq!(c.depth("SAMPLES.OUT").unwrap(), 1);
+}
