@@ -1,5 +1,8 @@
 //! The REST messaging API, shaped like IBM MQ's (`/ibmmq/rest/v1|v2|v3/messaging/...`),
-//! transport-free: an HTTP server elsewhere calls [`handle`].
+//! transport-free: an HTTP server elsewhere calls [`handle`], which never waits: a get that
+//! asked to wait and found nothing answers 204 with [`RestResponse::retry_until`], and the
+//! server asks again until then (without holding a thread, and stopping when the client has
+//! gone, so that no message is taken for a client that is no longer there).
 //!
 //! * `POST …/qmgr/{qmgr}/queue/{queue}/message` puts the request body. Request headers:
 //!   `Content-Type` (text/*, application/json, application/xml → format `MQSTR`, anything
@@ -15,7 +18,7 @@
 //!   405 other methods, 413 message too long, 503 queue full or storage problem; the body is
 //!   IBM's JSON error shape `{"error":[{"type":"rest","msgId":…,"message":…,"reasonCode":…}]}`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
@@ -35,6 +38,9 @@ pub struct RestResponse {
     pub headers: Vec<(String, String)>,
     /// Response body.
     pub body: Bytes,
+    /// A get that asked to wait found no message yet: the same request may be made again
+    /// until this moment (counted from this first answer); past it, this answer stands.
+    pub retry_until: Option<Instant>,
 }
 
 /// Longest wait a REST get may ask for.
@@ -54,6 +60,7 @@ fn error(status: u16, msg_id: &str, text: &str, reason: Option<u32>) -> RestResp
             "application/json;charset=utf-8".into(),
         )],
         body: Bytes::from(body),
+        retry_until: None,
     }
 }
 
@@ -251,6 +258,7 @@ fn put(qm: &QueueManager, queue: &str, headers: &[(String, String)], body: Bytes
             status: 201,
             headers: vec![("ibm-mq-md-messageId".into(), id_to_hex(&id))],
             body: Bytes::new(),
+            retry_until: None,
         },
         Err(e) => from_qm(&e),
     }
@@ -288,6 +296,8 @@ fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestRespons
             }
         }
     }
+    // The wait is the caller's (see the module's doc): this attempt does not wait.
+    let retry_until = o.wait.take().map(|w| Instant::now() + w);
     let r = if browse {
         qm.browse(queue, &o, &mut BrowseCursor::new())
     } else {
@@ -298,6 +308,7 @@ fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestRespons
             status: 204,
             headers: Vec::new(),
             body: Bytes::new(),
+            retry_until,
         },
         Ok(Some(m)) => {
             let md = &m.md;
@@ -341,6 +352,7 @@ fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestRespons
                 status: 200,
                 headers: h,
                 body: m.body,
+                retry_until: None,
             }
         }
         Err(e) => from_qm(&e),
@@ -455,5 +467,18 @@ mod tests {
         );
         assert_eq!(handle(&qm, "GET", P, &[], Bytes::new()).status, 200);
         assert_eq!(qm.depth("DEV.QUEUE.1").expect("depth"), 1);
+    }
+
+    #[test]
+    fn a_get_that_waits_answers_at_once_with_until_when_to_ask_again() {
+        let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
+        qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
+        let asked = Instant::now();
+        let r = handle(&qm, "DELETE", &format!("{P}?wait=5000"), &[], Bytes::new());
+        assert_eq!(r.status, 204);
+        let until = r.retry_until.expect("a time to ask again until");
+        assert!(until >= asked + Duration::from_millis(5000));
+        let r = handle(&qm, "DELETE", P, &[], Bytes::new());
+        assert_eq!((r.status, r.retry_until), (204, None));
     }
 }

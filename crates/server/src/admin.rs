@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::fmt::Write;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -17,14 +18,19 @@ use crate::deploy::Deployment;
 
 /// Extra admin routes offered by other parts of the server (the queue manager's messaging API).
 pub trait AdminRoutes: Send + Sync {
-    /// Answer the request when the path is this extension's, else `None`.
+    /// Whether the path is this extension's.
+    fn serves(&self, path: &str) -> bool;
+
+    /// Answer a request for one of its paths. Runs on a blocking thread: it may wait for the
+    /// disk, but a request that waits for something to happen answers with
+    /// [`RouteResponse::retry_until`] instead, and is asked again.
     fn handle(
         &self,
         method: &str,
         path_and_query: &str,
         headers: &[(String, String)],
         body: Bytes,
-    ) -> Option<RouteResponse>;
+    ) -> RouteResponse;
 }
 
 /// An extension's answer.
@@ -32,6 +38,59 @@ pub struct RouteResponse {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Bytes,
+    /// Nothing yet: the same request is made again until then (a get that waits for a
+    /// message). Meanwhile no thread is held, and a client that leaves ends the wait.
+    pub retry_until: Option<Instant>,
+}
+
+/// First pause between two tries of a waiting request; it doubles up to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_millis(1);
+const RETRY_MAX: Duration = Duration::from_millis(50);
+
+/// Run `ext` for the request until it answers or its wait is over.
+async fn extension(
+    ext: Arc<dyn AdminRoutes>,
+    method: String,
+    pq: String,
+    headers: Vec<(String, String)>,
+    body: Bytes,
+) -> RouteResponse {
+    let headers = Arc::new(headers);
+    let mut until = None;
+    let mut pause = RETRY_FIRST;
+    loop {
+        let (e, m, p, h, b) = (
+            Arc::clone(&ext),
+            method.clone(),
+            pq.clone(),
+            Arc::clone(&headers),
+            body.clone(),
+        );
+        let r = match tokio::task::spawn_blocking(move || e.handle(&m, &p, &h, b)).await {
+            Ok(r) => r,
+            Err(e) => {
+                return RouteResponse {
+                    status: 500,
+                    headers: vec![("Content-Type".into(), "application/json".into())],
+                    body: Bytes::from(
+                        json!({"error": format!("the request failed: {e}")}).to_string(),
+                    ),
+                    retry_until: None,
+                };
+            }
+        };
+        let Some(deadline) = until.or(r.retry_until) else {
+            return r;
+        };
+        until = Some(deadline);
+        let now = Instant::now();
+        if r.retry_until.is_none() || now >= deadline {
+            return r;
+        }
+        // Dropped here, with the future, when the client goes away.
+        tokio::time::sleep(pause.min(deadline - now)).await;
+        pause = (pause * 2).min(RETRY_MAX);
+    }
 }
 
 /// A Prometheus metric family: name suffix, help text, and the statistic it reports.
@@ -40,7 +99,7 @@ type Family = (&'static str, &'static str, fn(&Snapshot) -> f64);
 pub struct AdminState {
     pub deployment: Arc<Deployment>,
     pub registry: Arc<Registry>,
-    pub extensions: Vec<Box<dyn AdminRoutes>>,
+    pub extensions: Vec<Arc<dyn AdminRoutes>>,
 }
 
 fn stats_json(s: &Snapshot) -> Value {
@@ -199,24 +258,23 @@ pub async fn handle(
             ));
         }
     };
-    for ext in &state.extensions {
-        if let Some(RouteResponse {
+    if let Some(ext) = state.extensions.iter().find(|e| e.serves(&path)) {
+        let RouteResponse {
             status,
             headers: hs,
             body: b,
-        }) = ext.handle(&method, &pq, &headers, body.clone())
-        {
-            let mut r = respond(status, "application/octet-stream", b);
-            for (n, v) in hs {
-                if let (Ok(n), Ok(v)) = (
-                    hyper::header::HeaderName::from_bytes(n.as_bytes()),
-                    hyper::header::HeaderValue::from_str(&v),
-                ) {
-                    r.headers_mut().insert(n, v);
-                }
+            ..
+        } = extension(Arc::clone(ext), method, pq, headers, body).await;
+        let mut r = respond(status, "application/octet-stream", b);
+        for (n, v) in hs {
+            if let (Ok(n), Ok(v)) = (
+                hyper::header::HeaderName::from_bytes(n.as_bytes()),
+                hyper::header::HeaderValue::from_str(&v),
+            ) {
+                r.headers_mut().insert(n, v);
             }
-            return Ok(r);
         }
+        return Ok(r);
     }
     if method == "PUT"
         && let Some(name) = path

@@ -212,7 +212,7 @@ fn serve(
             deployment: Arc::clone(&deployment),
             registry: Arc::clone(&registry),
             extensions: vec![
-                Box::new(queues::RestMessaging(Arc::clone(qm))) as Box<dyn AdminRoutes>
+                Arc::new(queues::RestMessaging(Arc::clone(qm))) as Arc<dyn AdminRoutes>
             ],
         });
         let admin_task = tokio::spawn(serve_admin(admin_l, admin_state, stop_rx));

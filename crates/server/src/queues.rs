@@ -1,6 +1,6 @@
 //! The embedded queue manager as the server runs it: opened from the data folder, queues from
 //! sluice.yaml defined (or altered to match), the client protocol served, and IBM MQ-style REST
-//! messaging under `/ibmmq/rest/v1/` on the admin listener.
+//! messaging under `/ibmmq/rest/v1/` (and `v2`, `v3`, the same API) on the admin listener.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -62,21 +62,25 @@ pub fn auth(settings: &Settings) -> AuthConfig {
 pub struct RestMessaging(pub Arc<QueueManager>);
 
 impl AdminRoutes for RestMessaging {
+    fn serves(&self, path: &str) -> bool {
+        ["v1", "v2", "v3"]
+            .iter()
+            .any(|v| path.starts_with(&format!("/ibmmq/rest/{v}/")))
+    }
+
     fn handle(
         &self,
         method: &str,
         path: &str,
         headers: &[(String, String)],
         body: Bytes,
-    ) -> Option<RouteResponse> {
-        if !path.starts_with("/ibmmq/rest/v1/") {
-            return None;
-        }
+    ) -> RouteResponse {
         let r = sluice_qm::rest::handle(&self.0, method, path, headers, body);
-        Some(RouteResponse {
+        RouteResponse {
             status: r.status,
             headers: r.headers,
             body: r.body,
-        })
+            retry_until: r.retry_until,
+        }
     }
 }

@@ -335,3 +335,58 @@ fn cli_get_takes_a_message_only_once_it_is_written_and_selects_and_shows_binary_
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert_eq!(c.depth("SAMPLES.OUT").unwrap(), 1);
 }
+
+#[test]
+fn rest_gets_that_wait_hold_up_no_other_request_and_end_when_their_client_leaves() {
+    let s = Server::start(&samples_dir());
+    // v2, as IBM MQ's current clients call it (v1 and v3 are the same API).
+    let q = "/ibmmq/rest/v2/messaging/qmgr/SLUICE/queue/SAMPLES.OUT/message";
+    let mut waiting: Vec<std::net::TcpStream> = (0..16)
+        .map(|_| {
+            let mut t = std::net::TcpStream::connect(("127.0.0.1", s.admin_port)).unwrap();
+            common::send(&mut t, "DELETE", &format!("{q}?wait=120000"), &[], b"");
+            t
+        })
+        .collect();
+    // With 16 gets waiting, the admin port still answers (a blocked one would not before
+    // the waits end, 120 s from now, past the request's 60 s time-out).
+    std::thread::sleep(Duration::from_millis(200));
+    let health = common::request(s.admin_port, "GET", "/health", &[], b"");
+    assert_eq!(health.status, 200);
+    let put = common::request(
+        s.admin_port,
+        "POST",
+        q,
+        &[("Content-Type", "text/plain")],
+        b"for one waiter",
+    );
+    assert_eq!(put.status, 201, "{}", put.text());
+    // One waiting get takes it.
+    let mut answered = false;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !answered && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        for t in &mut waiting {
+            t.set_nonblocking(true).unwrap();
+            answered |= std::io::Read::read(t, &mut [0u8; 1]).is_ok();
+            t.set_nonblocking(false).unwrap();
+        }
+    }
+    assert!(answered, "no waiting get took the message");
+    // The clients of the other waits leave: a message put afterwards stays on the queue.
+    drop(waiting);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut c = client(&s);
+    c.put(
+        "SAMPLES.OUT",
+        &Message::new("after"),
+        &PutOptions::default(),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        c.depth("SAMPLES.OUT").unwrap(),
+        1,
+        "taken for a client that left"
+    );
+}
