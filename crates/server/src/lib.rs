@@ -118,14 +118,10 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
         }
     };
     let qm_addr = SocketAddr::new(opts.bind, opts.qm_port);
-    let qm_server = match sluice_qm::net::Server::bind(
-        &qm_addr.to_string(),
-        Arc::clone(&qm),
-        queues::auth(&project.settings),
-    ) {
+    let qm_server = match queues::serve_tcp(qm_addr, &opts.dir, &project.settings, &qm) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: cannot listen on {qm_addr} (queue manager): {e}");
+            eprintln!("error: {e}");
             qm.shutdown();
             return 1;
         }

@@ -2,11 +2,12 @@
 //! sluice.yaml defined (or altered to match), the client protocol served, and IBM MQ-style REST
 //! messaging under `/ibmmq/rest/v1/` (and `v2`, `v3`, the same API) on the admin listener.
 
+use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use sluice_qm::net::AuthConfig;
+use sluice_qm::net::{AuthConfig, Server};
 use sluice_qm::{QmConfig, QmError, QueueManager};
 
 use crate::admin::{AdminRoutes, RouteResponse};
@@ -46,6 +47,29 @@ fn define_queues(qm: &QueueManager, settings: &Settings) -> Result<(), String> {
         r.map_err(|e| format!("queue {}: {e}", def.name))?;
     }
     Ok(())
+}
+
+/// Serve the client protocol on `addr`, with TLS when the settings give a certificate (its
+/// files relative to the project folder `project_dir`).
+pub fn serve_tcp(
+    addr: SocketAddr,
+    project_dir: &Path,
+    settings: &Settings,
+    qm: &Arc<QueueManager>,
+) -> Result<Server, String> {
+    let listen_err = |e: std::io::Error| format!("cannot listen on {addr} (queue manager): {e}");
+    let Some(tls) = &settings.queue_manager.tls else {
+        return Server::bind(&addr.to_string(), Arc::clone(qm), auth(settings)).map_err(listen_err);
+    };
+    let read = |p: &Path| {
+        let p = project_dir.join(p);
+        std::fs::read(&p)
+            .map_err(|e| format!("queue manager TLS: cannot read {}: {e}", p.display()))
+    };
+    let cfg = sluice_qm::net::tls::server_config(&read(&tls.cert_file)?, &read(&tls.key_file)?)
+        .map_err(|e| format!("queue manager {e}"))?;
+    let listener = TcpListener::bind(addr).map_err(listen_err)?;
+    Server::start_tls(listener, Arc::clone(qm), auth(settings), cfg).map_err(listen_err)
 }
 
 /// Who may use the client protocol.

@@ -13,6 +13,7 @@
 //!   allow_anonymous: true          # client-protocol connections without credentials
 //!   users: { app: secret }         # user → password
 //!   tokens: [ "…" ]                # bearer tokens
+//!   tls: { cert_file: certs/qm.pem, key_file: certs/qm.key }   # the client protocol's TCP port
 //! queues:
 //!   - { name: ORDERS.IN, max_depth: 10000, backout_threshold: 3, backout_queue: ORDERS.BACKOUT }
 //!   - { name: ORDERS.ALIAS, type: alias, target: ORDERS.IN }
@@ -63,6 +64,8 @@ pub struct QmSettings {
     pub users: Vec<(String, String)>,
     /// Bearer tokens accepted by the client protocol.
     pub tokens: Vec<String>,
+    /// Serve the client protocol's TCP port with TLS (the local socket stays plain).
+    pub tls: Option<TlsSettings>,
 }
 
 impl Default for QmSettings {
@@ -73,6 +76,7 @@ impl Default for QmSettings {
             allow_anonymous: true,
             users: Vec::new(),
             tokens: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -179,23 +183,7 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
                         "request_timeout_secs" => s.http.request_timeout_secs = r.secs(hv),
                         "header_timeout_secs" => s.http.header_timeout_secs = r.secs(hv),
                         "reply_timeout_secs" => s.http.reply_timeout_secs = r.secs(hv),
-                        _ => {
-                            let mut cert = None;
-                            let mut key = None;
-                            for (tk, tv) in r.entries(hv, "tls", &["cert_file", "key_file"]) {
-                                let p = tv.as_str().map(PathBuf::from);
-                                if tk == "cert_file" { cert = p } else { key = p }
-                            }
-                            match (cert, key) {
-                                (Some(cert_file), Some(key_file)) => {
-                                    s.http.tls = Some(TlsSettings {
-                                        cert_file,
-                                        key_file,
-                                    })
-                                }
-                                _ => r.err(hv, "`tls` needs `cert_file` and `key_file`", None),
-                            }
-                        }
+                        _ => s.http.tls = read_tls(&mut r, hv),
                     }
                 }
             }
@@ -211,6 +199,26 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
     }
 }
 
+/// A `tls:` map: `cert_file` and `key_file`, both needed.
+fn read_tls(r: &mut Reader, v: &Yaml) -> Option<TlsSettings> {
+    let mut cert = None;
+    let mut key = None;
+    for (k, val) in r.entries(v, "tls", &["cert_file", "key_file"]) {
+        let p = val.as_str().map(PathBuf::from);
+        if k == "cert_file" { cert = p } else { key = p }
+    }
+    match (cert, key) {
+        (Some(cert_file), Some(key_file)) => Some(TlsSettings {
+            cert_file,
+            key_file,
+        }),
+        _ => {
+            r.err(v, "`tls` needs `cert_file` and `key_file`", None);
+            None
+        }
+    }
+}
+
 fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
     for (k, val) in r.entries(
         v,
@@ -221,10 +229,12 @@ fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
             "allow_anonymous",
             "users",
             "tokens",
+            "tls",
         ],
     ) {
         match k {
             "name" => q.name = r.text(val),
+            "tls" => q.tls = read_tls(r, val),
             "dead_letter_queue" => q.dead_letter_queue = r.text(val),
             "allow_anonymous" => q.allow_anonymous = r.flag(val),
             "users" => match &val.kind {

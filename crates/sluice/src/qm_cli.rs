@@ -30,6 +30,13 @@ pub struct QmArgs {
     /// JSON output instead of tables.
     #[arg(long, global = true)]
     json: bool,
+    /// Connect with TLS, trusting the CA certificates in this PEM file (for a server whose
+    /// sluice.yaml sets `queue_manager.tls`).
+    #[arg(long, global = true)]
+    tls_ca: Option<PathBuf>,
+    /// The name the server's certificate must carry (default: the host of --server).
+    #[arg(long, global = true)]
+    tls_server_name: Option<String>,
     #[command(subcommand)]
     command: QmCommand,
 }
@@ -231,7 +238,27 @@ pub fn run(a: QmArgs) -> Result<()> {
         password: a.password.clone(),
         token: a.token.clone(),
     };
-    let mut c = Client::connect(&a.server, creds)
+    let connected = match &a.tls_ca {
+        Some(ca) => {
+            let pem = std::fs::read(ca).with_context(|| format!("cannot read {}", ca.display()))?;
+            let server_name = a.tls_server_name.clone().unwrap_or_else(|| {
+                let host = a
+                    .server
+                    .rsplit_once(':')
+                    .map_or(a.server.as_str(), |(h, _)| h);
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_string()
+            });
+            let tls = sluice_qm::net::tls::ClientTls {
+                config: sluice_qm::net::tls::client_config(&pem)?,
+                server_name,
+            };
+            Client::connect_tls(&a.server, creds, tls)
+        }
+        None => Client::connect(&a.server, creds),
+    };
+    let mut c = connected
         .with_context(|| format!("cannot connect to the queue manager at {}", a.server))?;
     let mut out = std::io::stdout().lock();
     match a.command {

@@ -390,3 +390,46 @@ fn rest_gets_that_wait_hold_up_no_other_request_and_end_when_their_client_leaves
         "taken for a client that left"
     );
 }
+
+#[test]
+fn the_client_protocol_port_serves_tls_when_sluice_yaml_gives_a_certificate() {
+    let p = TempDir::new("qm-tls");
+    let certs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../qm/tests/tls");
+    std::fs::create_dir_all(p.path().join("flows")).unwrap();
+    std::fs::create_dir_all(p.path().join("certs")).unwrap();
+    for f in ["server.pem", "server.key"] {
+        std::fs::copy(certs.join(f), p.path().join("certs").join(f)).unwrap();
+    }
+    std::fs::write(
+        p.path().join("sluice.yaml"),
+        "queue_manager:\n  tls: { cert_file: certs/server.pem, key_file: certs/server.key }\nqueues:\n  - { name: SECURE }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.path().join("flows/ping.yaml"),
+        "nodes:\n  in: { type: HTTPInput, path: /ping, wires: { out: [r] } }\n  r: { type: HTTPReply }\n",
+    )
+    .unwrap();
+    let s = Server::start(p.path());
+    let ca = certs.join("ca.pem").display().to_string();
+    let body = p.path().join("m.txt");
+    std::fs::write(&body, "over tls").unwrap();
+    let o = qm(
+        &s,
+        &[
+            "put",
+            "SECURE",
+            "--file",
+            &body.display().to_string(),
+            "--tls-ca",
+            &ca,
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = qm(&s, &["get", "SECURE", "--tls-ca", &ca]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(o.stdout, b"over tls");
+    // Without TLS the server does not answer the protocol.
+    let o = qm(&s, &["depth", "SECURE"]);
+    assert!(!o.status.success(), "{}", text(&o));
+}
