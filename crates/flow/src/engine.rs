@@ -368,6 +368,12 @@ pub struct RunningFlow {
 }
 
 impl RunningFlow {
+    /// Ask every instance to stop after its current message, without waiting for them (see
+    /// [`RunningFlow::stop`]): stopping many flows, ask them all first.
+    pub fn ask_to_stop(&self) {
+        self.stop.stop();
+    }
+
     /// Ask every instance to stop after its current message, wait for them, and tell the input
     /// nodes.
     pub fn stop(self) {

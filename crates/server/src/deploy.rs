@@ -140,7 +140,11 @@ impl Deployment {
         let me = Arc::clone(self);
         std::thread::spawn(move || {
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
-                std::thread::sleep(every);
+                // Unparked when the server stops (or spuriously: a rescan too many is harmless).
+                std::thread::park_timeout(every);
+                if stop.load(std::sync::atomic::Ordering::Acquire) {
+                    break;
+                }
                 me.rescan();
             }
         })
@@ -172,6 +176,11 @@ impl Deployment {
     /// Stop every flow, letting each finish the messages it accepted.
     pub fn stop_all(&self) {
         let flows = std::mem::take(&mut *self.flows.lock());
+        // All at once: each flow's instances may take a moment to notice (an input's poll),
+        // and one after the other those moments added up to seconds.
+        for d in flows.values() {
+            d.running.ask_to_stop();
+        }
         for (_, d) in flows {
             d.running.stop();
         }

@@ -226,6 +226,7 @@ fn serve(
         let _ = http_task.await;
         let _ = admin_task.await;
         watch_stop.store(true, Ordering::Release);
+        watcher.thread().unpark();
         let _ = tokio::task::spawn_blocking(move || {
             let _ = watcher.join();
         })
