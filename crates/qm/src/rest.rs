@@ -271,7 +271,8 @@ fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestRespons
         let v = percent_decode(v).unwrap_or_default();
         match k {
             "correlationId" | "messageId" => {
-                let Some(id) = parse_id(&v) else {
+                // In the query an id is its 48 hex digits (after an optional `ID:`).
+                let Some(id) = id_from_hex(&v) else {
                     return error(400, "MQWB0115E", &format!("{k} '{v}' is not valid"), None);
                 };
                 if k == "correlationId" {
@@ -463,6 +464,10 @@ mod tests {
         assert_eq!(handle(&qm, "PUT", P, &[], Bytes::new()).status, 405);
         assert_eq!(
             handle(&qm, "DELETE", &format!("{P}?wait=abc"), &[], Bytes::new()).status,
+            400
+        );
+        assert_eq!(
+            handle(&qm, "DELETE", &format!("{P}?correlationId=zz"), &[], Bytes::new()).status,
             400
         );
         assert_eq!(handle(&qm, "GET", P, &[], Bytes::new()).status, 200);
