@@ -467,7 +467,14 @@ mod tests {
             400
         );
         assert_eq!(
-            handle(&qm, "DELETE", &format!("{P}?correlationId=zz"), &[], Bytes::new()).status,
+            handle(
+                &qm,
+                "DELETE",
+                &format!("{P}?correlationId=zz"),
+                &[],
+                Bytes::new()
+            )
+            .status,
             400
         );
         assert_eq!(handle(&qm, "GET", P, &[], Bytes::new()).status, 200);

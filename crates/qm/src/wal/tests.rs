@@ -367,18 +367,24 @@ fn queue_definitions_survive_restart() {
     assert_eq!(qm.queue_def("Q").expect("def").backout_threshold, 3);
 }
 
+/// A queue manager with queue `Q` defined with HardenGetBackout.
+fn open_with_hardenbo_q(dir: &Path, fs: &FaultFs) -> Arc<QueueManager> {
+    let qm = open(dir, fs);
+    qm.define(QueueDef {
+        harden_get_backout: true,
+        ..QueueDef::local("Q")
+    })
+    .expect("define");
+    qm
+}
+
 #[test]
 fn backout_count_is_hardened_when_a_syncpoint_get_takes_the_message_on_hardenbo_queues() {
     let dir = tmpdir("backout");
     let _cleanup = Cleanup(dir.clone());
     let fs = FaultFs::new();
     {
-        let qm = open(&dir, &fs);
-        qm.define(QueueDef {
-            harden_get_backout: true,
-            ..QueueDef::local("Q")
-        })
-        .expect("define");
+        let qm = open_with_hardenbo_q(&dir, &fs);
         qm.define(QueueDef::local("SOFT")).expect("define");
         put(&qm, "Q", pmsg("poison"));
         put(&qm, "SOFT", pmsg("soft"));
@@ -413,12 +419,7 @@ fn a_released_get_on_a_hardenbo_queue_takes_the_hardened_count_back() {
     let _cleanup = Cleanup(dir.clone());
     let fs = FaultFs::new();
     {
-        let qm = open(&dir, &fs);
-        qm.define(QueueDef {
-            harden_get_backout: true,
-            ..QueueDef::local("Q")
-        })
-        .expect("define");
+        let qm = open_with_hardenbo_q(&dir, &fs);
         put(&qm, "Q", pmsg("m"));
         let mut u = qm.begin();
         u.get("Q", &GetOptions::new()).expect("get").expect("msg");
