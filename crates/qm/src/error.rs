@@ -57,6 +57,14 @@ pub enum QmError {
     /// A queue with messages cannot be deleted without purge (MQRC_OBJECT_IN_USE 2042 / Q_NOT_EMPTY 2055).
     #[error("queue '{0}' is not empty")]
     QueueNotEmpty(String),
+    /// The queue is open for input and cannot be deleted (MQRC_OBJECT_IN_USE 2042).
+    #[error("queue '{queue}' is in use by {by}")]
+    InUse {
+        /// The queue.
+        queue: String,
+        /// Who holds it open.
+        by: String,
+    },
     /// The log could not make the operation durable; nothing of it took effect (MQRC_RESOURCE_PROBLEM 2102).
     #[error("log write failed, operation not done: {0}")]
     Log(String),
@@ -119,6 +127,7 @@ impl QmError {
             QmError::PersistentNotAllowed(_) => 2048,
             QmError::Invalid(_) => 2046,
             QmError::QueueNotEmpty(_) => 2055,
+            QmError::InUse { .. } => 2042,
             QmError::Log(_) | QmError::Corrupt { .. } | QmError::Io { .. } => 2102,
             QmError::DiskFull(_) => 2192,
             QmError::ShutDown => 2162,

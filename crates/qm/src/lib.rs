@@ -24,7 +24,7 @@ mod uow;
 pub mod wal;
 
 pub use error::{QmError, Result};
-pub use manager::{QmConfig, QueueManager, validate_name};
+pub use manager::{InputHandle, QmConfig, QueueManager, validate_name};
 pub use model::*;
 pub use ops::put_date_time;
 pub use uow::UnitOfWork;

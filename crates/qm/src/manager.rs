@@ -73,6 +73,21 @@ pub struct QueueManager {
     _lock: Option<std::fs::File>,
 }
 
+/// A queue held open for input ([`QueueManager::open_input`]); closed when dropped.
+pub struct InputHandle {
+    queue: Arc<Queue>,
+    by: String,
+}
+
+impl Drop for InputHandle {
+    fn drop(&mut self) {
+        let mut st = self.queue.state.lock();
+        if let Some(i) = st.inputs.iter().position(|b| *b == self.by) {
+            st.inputs.swap_remove(i);
+        }
+    }
+}
+
 const QUEUES_FILE: &str = "queues.json";
 
 /// Check a queue name: 1–48 characters of `A-Z a-z 0-9 . / _ %`.
@@ -317,6 +332,12 @@ impl QueueManager {
             .ok_or_else(|| QmError::UnknownQueue(name.into()))?;
         if let Object::Local(q) = &obj {
             let mut st = q.state.lock();
+            if let Some(by) = st.inputs.first() {
+                return Err(QmError::InUse {
+                    queue: name.into(),
+                    by: by.clone(),
+                });
+            }
             if st.depth() > 0 && !purge {
                 return Err(QmError::QueueNotEmpty(name.into()));
             }
@@ -372,15 +393,20 @@ impl QueueManager {
     /// Resolve a name (following an alias) to its local queue; `put` selects which
     /// inhibit attribute of an alias applies.
     pub(crate) fn resolve(&self, name: &str, put: bool) -> Result<Arc<Queue>> {
+        self.resolve_for(name, Some(put))
+    }
+
+    /// [`QueueManager::resolve`]; `None` checks no inhibit attribute (an open, not a get or put).
+    fn resolve_for(&self, name: &str, put: Option<bool>) -> Result<Arc<Queue>> {
         let objs = self.objects.read();
         match objs.get(name) {
             Some(Object::Local(q)) => Ok(q.clone()),
             Some(Object::Other(d)) => match &d.kind {
                 QueueKind::Alias { target } => {
-                    if put && d.put_inhibited {
+                    if put == Some(true) && d.put_inhibited {
                         return Err(QmError::PutInhibited(name.into()));
                     }
-                    if !put && d.get_inhibited {
+                    if put == Some(false) && d.get_inhibited {
                         return Err(QmError::GetInhibited(name.into()));
                     }
                     match objs.get(target) {
@@ -401,6 +427,17 @@ impl QueueManager {
             },
             None => Err(QmError::UnknownQueue(name.into())),
         }
+    }
+
+    /// Open `queue` for input on behalf of `by` (a flow's MQInput, named in errors) until the
+    /// handle is dropped: meanwhile the queue cannot be deleted (MQRC_OBJECT_IN_USE 2042).
+    pub fn open_input(&self, queue: &str, by: &str) -> Result<InputHandle> {
+        let q = self.resolve_for(queue, None)?;
+        q.state.lock().inputs.push(by.to_string());
+        Ok(InputHandle {
+            queue: q,
+            by: by.to_string(),
+        })
     }
 
     /// Current depth (committed, visible messages) of a queue or an alias's target.

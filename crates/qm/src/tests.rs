@@ -367,6 +367,21 @@ fn a_released_get_returns_untouched_and_the_rest_of_the_unit_commits() {
 }
 
 #[test]
+fn a_queue_open_for_input_cannot_be_deleted_until_closed() {
+    let qm = qm();
+    let h = qm.open_input("Q", "flow F node in").expect("open");
+    match qm.delete("Q", true) {
+        Err(e @ QmError::InUse { .. }) => {
+            assert_eq!(e.reason_code(), 2042);
+            assert!(e.to_string().contains("flow F node in"), "{e}");
+        }
+        other => panic!("deleted a queue open for input: {other:?}"),
+    }
+    drop(h);
+    qm.delete("Q", true).expect("delete once closed");
+}
+
+#[test]
 fn dead_letter_header_is_stored_as_properties() {
     let qm = qm();
     let id = qm

@@ -112,6 +112,15 @@ fn local_applications_connect_through_the_data_dirs_socket() {
 }
 
 #[test]
+fn a_queue_a_flow_reads_cannot_be_deleted() {
+    let s = Server::start(&samples_dir());
+    let o = qm(&s, &["delete", "SAMPLES.IN", "--purge"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("2042"), "{}", text(&o));
+    assert!(text(&o).contains("mq-blob-echo"), "{}", text(&o));
+}
+
+#[test]
 fn cli_defines_shows_and_clears_queues() {
     let s = Server::start(&samples_dir());
     let o = qm(

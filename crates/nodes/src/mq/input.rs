@@ -24,7 +24,7 @@ use sluice_node_api::{
     BuildContext, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner, Invocation,
     NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
 };
-use sluice_qm::{GetOptions, QueueManager, UnitOfWork};
+use sluice_qm::{GetOptions, InputHandle, QueueManager, UnitOfWork};
 
 use super::MqTransaction;
 use super::headers;
@@ -109,6 +109,8 @@ struct MqInput {
     parsing: BodyParsing,
     commit_count: u32,
     commit_interval: Duration,
+    /// The input queue held open while the flow runs, so that it cannot be deleted under it.
+    open: std::sync::Mutex<Option<InputHandle>>,
 }
 
 /// The unit of work an instance keeps open across messages (`commit_count` > 1).
@@ -148,6 +150,7 @@ fn build_mq_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigEr
         parsing: BodyParsing::from_config(c)?,
         commit_count,
         commit_interval,
+        open: std::sync::Mutex::new(None),
     })))
 }
 
@@ -367,6 +370,26 @@ fn msg_backouts(msg: &mut sluice_node_api::Message) -> i64 {
 }
 
 impl InputNode for MqInput {
+    fn start(&self) {
+        let by = format!("flow {} node {}", self.flow, self.label);
+        match self.qm.open_input(&self.queue, &by) {
+            Ok(h) => {
+                if let Ok(mut open) = self.open.lock() {
+                    *open = Some(h);
+                }
+            }
+            Err(error) => {
+                tracing::error!(%error, flow = %self.flow, queue = %self.queue, "Cannot open the input queue.")
+            }
+        }
+    }
+
+    fn stopped(&self) {
+        if let Ok(mut open) = self.open.lock() {
+            open.take();
+        }
+    }
+
     fn run_instance(&self, runner: &mut dyn InstanceRunner) {
         let mut open = None;
         while !runner.stop().is_stopped() {
