@@ -238,9 +238,6 @@ impl QueueManager {
 
     fn check_def(&self, def: &QueueDef) -> Result<()> {
         validate_name(&def.name)?;
-        if def.priority_check_fails() {
-            return Err(QmError::Invalid("max_depth must be at least 1".into()));
-        }
         if let QueueKind::Alias { target } = &def.kind {
             validate_name(target)?;
         }
@@ -521,12 +518,6 @@ impl QueueManager {
         } else {
             Ok(())
         }
-    }
-}
-
-impl QueueDef {
-    fn priority_check_fails(&self) -> bool {
-        self.max_depth == 0
     }
 }
 

@@ -206,6 +206,16 @@ fn max_depth_and_max_length_refuse_puts() {
         .put("SMALL", msg("12345"), &PutOptions::default())
         .expect_err("too big");
     assert_eq!(e.reason_code(), 2030);
+    // MAXDEPTH(0): defined, and every put refused.
+    qm.define(QueueDef {
+        max_depth: 0,
+        ..QueueDef::local("NONE")
+    })
+    .expect("define with max depth 0");
+    let e = qm
+        .put("NONE", msg("x"), &PutOptions::default())
+        .expect_err("full at once");
+    assert_eq!(e.reason_code(), 2053);
 }
 
 #[test]

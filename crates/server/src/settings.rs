@@ -141,6 +141,16 @@ impl Reader<'_> {
         }
     }
 
+    fn count(&mut self, v: &Yaml) -> u64 {
+        match v.kind {
+            YamlKind::Int(n) if n >= 0 => n as u64,
+            _ => {
+                self.err(v, "expected a whole number, 0 or more", None);
+                0
+            }
+        }
+    }
+
     fn secs(&mut self, v: &Yaml) -> u64 {
         match v.kind {
             YamlKind::Int(n) if n > 0 => n as u64,
@@ -290,7 +300,8 @@ fn read_queues(r: &mut Reader, v: &Yaml, out: &mut Vec<sluice_qm::QueueDef>) {
                 "name" => def.name = r.text(val),
                 "type" => kind = r.text(val),
                 "target" => target = r.text(val),
-                "max_depth" => def.max_depth = r.secs(val) as usize,
+                // 0 is MQ's MAXDEPTH(0): a queue that accepts no message.
+                "max_depth" => def.max_depth = r.count(val) as usize,
                 "max_msg_length" => def.max_msg_length = r.secs(val) as usize,
                 "default_persistence" => {
                     def.default_persistence = match r.text(val).as_str() {
