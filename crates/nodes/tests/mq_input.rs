@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::Bench;
-use sluice_qm::{GetOptions, Message, Persistence, PutOptions, QmConfig, QueueDef, QueueManager};
+use sluice_qm::{
+    GetOptions, Message, Persistence, PropertyValue, PutOptions, QmConfig, QueueDef, QueueManager,
+};
 
 /// A queue manager stored in a fresh directory, removed on drop.
 struct Stored {
@@ -91,8 +93,10 @@ fn a_batch_commits_many_messages_with_one_log_record() {
 
 #[test]
 fn a_failure_backs_out_the_batch_and_only_the_bad_message_reaches_the_backout_queue() {
+    // Threshold 1: a good message backed out with the batch would go to the backout queue
+    // at once if the failure counted against it.
     let mut input = QueueDef::local("P.IN");
-    input.backout_threshold = 2;
+    input.backout_threshold = 1;
     input.backout_requeue_queue = "P.BACKOUT".into();
     let s = stored(
         "poison",
@@ -130,6 +134,33 @@ fn a_failure_backs_out_the_batch_and_only_the_bad_message_reaches_the_backout_qu
         "each good message once, in order"
     );
     assert_eq!(drain(&s.qm, "P.BACKOUT"), ["<m>poison</m>"]);
+}
+
+#[test]
+fn a_poison_message_whose_backout_queue_is_missing_goes_to_the_dead_letter_queue_with_why() {
+    let mut input = QueueDef::local("D.IN");
+    input.backout_threshold = 1;
+    input.backout_requeue_queue = "NO.SUCH.QUEUE".into();
+    let s = stored("dead", &[input]);
+    put_all(&s.qm, "D.IN", &["<m>poison</m>".to_string()]);
+    let b = Bench::new(
+        "nodes:\n  in: { type: MQInput, queue: D.IN, domain: XMLNSC, wires: { out: [boom] } }\n  boom: { type: Throw, message_text: bad message }\n",
+        s.qm.clone(),
+    );
+    let running = b.flow.start();
+    let dlq = "SYSTEM.DEAD.LETTER.QUEUE";
+    wait_for("the dead-letter queue", || s.qm.depth(dlq).unwrap() == 1);
+    running.stop();
+    assert_eq!(s.qm.depth("D.IN").unwrap(), 0);
+    let m = s.qm.get(dlq, &GetOptions::new()).unwrap().unwrap();
+    assert_eq!(m.property("dlh.reason"), Some(&PropertyValue::Int(2362)));
+    let Some(PropertyValue::String(why)) = m.property("dlh.text") else {
+        panic!("no dlh.text");
+    };
+    assert!(
+        why.contains("NO.SUCH.QUEUE") && why.contains("backed out 1 times"),
+        "{why}"
+    );
 }
 
 #[test]

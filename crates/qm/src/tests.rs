@@ -377,6 +377,22 @@ fn a_released_get_returns_untouched_and_the_rest_of_the_unit_commits() {
 }
 
 #[test]
+fn a_rollback_charging_from_a_mark_counts_the_backout_only_from_there() {
+    let qm = qm();
+    put(&qm, "Q", msg("innocent"));
+    put(&qm, "Q", msg("guilty"));
+    let mut u = qm.begin();
+    u.get("Q", &GetOptions::new()).expect("get");
+    let mark = u.gets_len();
+    u.get("Q", &GetOptions::new()).expect("get");
+    u.rollback_charging_from(mark);
+    let a = qm.get("Q", &GetOptions::new()).expect("get").expect("a");
+    let b = qm.get("Q", &GetOptions::new()).expect("get").expect("b");
+    assert_eq!((&a.body[..], a.md.backout_count), (&b"innocent"[..], 0));
+    assert_eq!((&b.body[..], b.md.backout_count), (&b"guilty"[..], 1));
+}
+
+#[test]
 fn a_queue_open_for_input_cannot_be_deleted_until_closed() {
     let qm = qm();
     let h = qm.open_input("Q", "flow F node in").expect("open");
@@ -520,7 +536,7 @@ fn backout_threshold_requeues_to_backout_queue_else_dead_letter_queue() {
     let mut u = qm.begin();
     let m = u.get("IN", &GetOptions::new()).expect("get").expect("msg");
     assert!(qm.backout_threshold_reached("IN", &m).expect("check"));
-    assert_eq!(u.requeue_backout("IN", m).expect("requeue"), "IN.BO");
+    assert_eq!(u.requeue_backout("IN", m, "").expect("requeue"), "IN.BO");
     u.commit().expect("commit");
     assert_eq!(qm.depth("IN").expect("d"), 0);
     let bo = qm
@@ -539,7 +555,7 @@ fn backout_threshold_requeues_to_backout_queue_else_dead_letter_queue() {
         .expect("get")
         .expect("msg");
     assert_eq!(
-        u.requeue_backout("NOBO", m).expect("requeue"),
+        u.requeue_backout("NOBO", m, "").expect("requeue"),
         "SYSTEM.DEAD.LETTER.QUEUE"
     );
     u.commit().expect("commit");

@@ -78,9 +78,12 @@ impl UnitOfWork {
     /// (its BackoutCount as it was): a batch of several inputs under one unit of work hands
     /// back a message it must process in a unit of its own.
     pub fn release_last_get(&mut self) {
-        let Some(h) = self.gets.pop() else {
-            return;
-        };
+        if let Some(h) = self.gets.pop() {
+            self.release(h);
+        }
+    }
+
+    fn release(&self, h: Held) {
         if h.slot.persistent
             && let Some(w) = &self.qm.wal
             && h.queue.state.lock().def.harden_get_backout
@@ -94,11 +97,34 @@ impl UnitOfWork {
         h.queue.restore(h.key, h.slot);
     }
 
+    /// Number of gets in the unit so far (a mark for [`UnitOfWork::rollback_charging_from`]).
+    pub fn gets_len(&self) -> usize {
+        self.gets.len()
+    }
+
+    /// Undo everything, counting the backout only against the gets from `mark` on (those of
+    /// the work that failed): the messages got before it return as they were. A batch of
+    /// several inputs under one unit of work is undone whole when one of them fails, but the
+    /// ones processed before it did nothing wrong.
+    pub fn rollback_charging_from(mut self, mark: usize) {
+        let innocent: Vec<Held> = self.gets.drain(..mark.min(self.gets.len())).collect();
+        for h in innocent {
+            self.release(h);
+        }
+        self.undo();
+    }
+
     /// Move a message that reached its queue's backout threshold, under this unit of work:
     /// to the queue's backout requeue queue (BOQNAME), or, when it has none or that put
     /// fails, to the dead-letter queue with reason 2362 (MQRC_BACKOUT_THRESHOLD_REACHED) in
-    /// the dead-letter header. Returns the name of the queue the message went to.
-    pub fn requeue_backout(&mut self, source_queue: &str, msg: Message) -> Result<String> {
+    /// the dead-letter header, whose text says why, then `detail` (what failed, when known).
+    /// Returns the name of the queue the message went to.
+    pub fn requeue_backout(
+        &mut self,
+        source_queue: &str,
+        msg: Message,
+        detail: &str,
+    ) -> Result<String> {
         let boq = self
             .qm
             .resolve(source_queue, false)?
@@ -118,6 +144,11 @@ impl UnitOfWork {
                 Ok(_) => return Ok(boq),
                 Err(e) => format!("backout threshold reached; backout queue '{boq}' refused: {e}"),
             }
+        };
+        let why = if detail.is_empty() {
+            why
+        } else {
+            format!("{why}; {detail}")
         };
         let (dlq, m) = self.qm.dead_letter(msg, source_queue, 2362, &why)?;
         self.put(&dlq, m, &keep)?;

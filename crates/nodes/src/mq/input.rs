@@ -177,6 +177,8 @@ impl MqInput {
             Some(left) => GetOptions::new().wait(left.min(POLL)),
             None => GetOptions::new().wait(POLL),
         };
+        // The unit's gets before this message's (earlier messages of the batch).
+        let mut mark = 0;
         let (got, batch) = if self.mode == Mode::No {
             (self.qm.get(&self.queue, &opts), None)
         } else {
@@ -185,6 +187,7 @@ impl MqInput {
                 count: 0,
                 started: Instant::now(),
             });
+            mark = b.uow.gets_len();
             let g = b.uow.get(&self.queue, &opts);
             (g, Some(b))
         };
@@ -244,7 +247,12 @@ impl MqInput {
         let mut msg = match headers::to_tree(m, &self.parsing) {
             Ok(msg) => msg,
             Err(e) => {
-                self.finish(&mut inv, Err(e), None, &boq);
+                let end = End {
+                    backed_out: None,
+                    boq: &boq,
+                    mark,
+                };
+                self.finish(runner, &mut inv, Err(e), end);
                 return true;
             }
         };
@@ -276,7 +284,12 @@ impl MqInput {
         // Another resource's transaction is not held open across messages: the batch is
         // committed with it.
         let with_others = inv.has_participants();
-        if let Some(uow) = self.finish(&mut inv, result, original, &boq) {
+        let end = End {
+            backed_out: original,
+            boq: &boq,
+            mark,
+        };
+        if let Some(uow) = self.finish(runner, &mut inv, result, end) {
             let b = Batch {
                 uow,
                 count: count + 1,
@@ -303,63 +316,67 @@ impl MqInput {
 
     /// End an invocation: after a success its other resources are committed and its unit of
     /// work (if any) returned, for the caller to commit; after a failure everything is backed
-    /// out, or a poison message moved off the queue.
+    /// out (counted against this message only), or a poison message moved off the queue.
     fn finish(
         &self,
+        runner: &mut dyn InstanceRunner,
         inv: &mut Invocation,
         result: Result<(), NodeError>,
-        backed_out: Option<sluice_qm::Message>,
-        boq: &str,
+        end: End<'_>,
     ) -> Option<UnitOfWork> {
         let uow = inv.take::<MqTransaction>().map(|t| t.0);
-        match result {
+        let e = match result {
             Ok(()) => {
                 if let Err(e) = inv.commit() {
                     tracing::error!(error = %e, flow = %self.flow, "Failed to commit the invocation's resources.");
                 }
                 return uow;
             }
-            Err(e) => {
-                inv.rollback();
-                match (uow, backed_out) {
-                    // A poison message: move it to the backout queue in the same unit of work,
-                    // or to the dead-letter queue, then commit its removal from the input queue.
-                    (Some(mut u), Some(original)) => {
-                        let text = e.exception.describe();
-                        let moved = if boq.is_empty() {
-                            self.qm
-                                .put_dead_letter_from(original, &self.queue, 2362, &text)
-                                .map(|_| ())
-                        } else {
-                            let keep = sluice_qm::PutOptions {
-                                set_all_context: true,
-                                ..Default::default()
-                            };
-                            u.put(boq, original, &keep).map(|_| ())
-                        };
-                        match moved.and_then(|_| u.commit()) {
-                            Ok(()) => tracing::warn!(
-                                flow = %self.flow, node = %self.label, reason = %text,
-                                "Moved a backed-out message off the input queue."
-                            ),
-                            Err(error) => tracing::error!(
-                                %error, flow = %self.flow, queue = %self.queue,
-                                "Failed to move a backed-out message; it stays on the queue."
-                            ),
-                        }
-                    }
-                    (Some(u), None) => {
-                        tracing::warn!(error = %e, flow = %self.flow, "Message processing failed; backing out.");
-                        u.rollback();
-                    }
-                    (None, _) => {
-                        tracing::error!(error = %e, flow = %self.flow, "Message processing failed outside a unit of work; the message is discarded.");
+            Err(e) => e,
+        };
+        inv.rollback();
+        match (uow, end.backed_out) {
+            // A poison message: to the backout queue in the same unit of work, else (none, or
+            // it refuses) to the dead-letter queue; then its removal is committed.
+            (Some(mut u), Some(original)) => {
+                let text = e.exception.describe();
+                match u
+                    .requeue_backout(&self.queue, original, &text)
+                    .and_then(|to| u.commit().map(|_| to))
+                {
+                    Ok(to) => tracing::warn!(
+                        flow = %self.flow, node = %self.label, reason = %text, queue = %to,
+                        "Moved a backed-out message off the input queue."
+                    ),
+                    Err(error) => {
+                        tracing::error!(
+                            %error, flow = %self.flow, queue = %self.queue, backout_queue = %end.boq,
+                            "Cannot move a backed-out message to the backout or dead-letter queue; it stays on the input queue, tried again in a second."
+                        );
+                        runner.stop().sleep(Duration::from_secs(1));
                     }
                 }
+            }
+            (Some(u), None) => {
+                tracing::warn!(error = %e, flow = %self.flow, "Message processing failed; backing out.");
+                u.rollback_charging_from(end.mark);
+            }
+            (None, _) => {
+                tracing::error!(error = %e, flow = %self.flow, "Message processing failed outside a unit of work; the message is discarded.");
             }
         }
         None
     }
+}
+
+/// How an invocation ends, besides its result.
+struct End<'a> {
+    /// The message as got, when it had reached the backout threshold.
+    backed_out: Option<sluice_qm::Message>,
+    /// The input queue's backout queue (for the log).
+    boq: &'a str,
+    /// The unit of work's gets before this message's.
+    mark: usize,
 }
 
 fn msg_backouts(msg: &mut sluice_node_api::Message) -> i64 {
