@@ -71,19 +71,25 @@ pub struct QueueManager {
     pub(crate) shut: AtomicBool,
     /// The directory's lock, held while this queue manager is open (see `Filesystem::lock_dir`).
     _lock: Option<std::fs::File>,
+    /// Queues held open for input, and by whom ([`QueueManager::open_input`]).
+    inputs: Mutex<Vec<(String, String)>>,
 }
 
 /// A queue held open for input ([`QueueManager::open_input`]); closed when dropped.
 pub struct InputHandle {
-    queue: Arc<Queue>,
+    qm: Arc<QueueManager>,
+    /// The queue as opened, and an alias's target.
+    names: Vec<String>,
     by: String,
 }
 
 impl Drop for InputHandle {
     fn drop(&mut self) {
-        let mut st = self.queue.state.lock();
-        if let Some(i) = st.inputs.iter().position(|b| *b == self.by) {
-            st.inputs.swap_remove(i);
+        let mut inputs = self.qm.inputs.lock();
+        for n in &self.names {
+            if let Some(i) = inputs.iter().position(|(q, b)| q == n && *b == self.by) {
+                inputs.swap_remove(i);
+            }
         }
     }
 }
@@ -123,6 +129,7 @@ impl QueueManager {
             dyn_counter: AtomicU64::new(0),
             shut: AtomicBool::new(false),
             _lock: None,
+            inputs: Mutex::new(Vec::new()),
         }
     }
 
@@ -327,14 +334,14 @@ impl QueueManager {
             .get(name)
             .cloned()
             .ok_or_else(|| QmError::UnknownQueue(name.into()))?;
+        if let Some((_, by)) = self.inputs.lock().iter().find(|(n, _)| n == name) {
+            return Err(QmError::InUse {
+                queue: name.into(),
+                by: by.clone(),
+            });
+        }
         if let Object::Local(q) = &obj {
             let mut st = q.state.lock();
-            if let Some(by) = st.inputs.first() {
-                return Err(QmError::InUse {
-                    queue: name.into(),
-                    by: by.clone(),
-                });
-            }
             if st.depth() > 0 && !purge {
                 return Err(QmError::QueueNotEmpty(name.into()));
             }
@@ -427,12 +434,23 @@ impl QueueManager {
     }
 
     /// Open `queue` for input on behalf of `by` (a flow's MQInput, named in errors) until the
-    /// handle is dropped: meanwhile the queue cannot be deleted (MQRC_OBJECT_IN_USE 2042).
-    pub fn open_input(&self, queue: &str, by: &str) -> Result<InputHandle> {
-        let q = self.resolve_for(queue, None)?;
-        q.state.lock().inputs.push(by.to_string());
+    /// handle is dropped: meanwhile the queue, and an alias's target, cannot be deleted
+    /// (MQRC_OBJECT_IN_USE 2042).
+    pub fn open_input(self: &Arc<Self>, queue: &str, by: &str) -> Result<InputHandle> {
+        self.resolve_for(queue, None)?;
+        let mut names = vec![queue.to_string()];
+        if let Some(Object::Other(d)) = self.objects.read().get(queue)
+            && let QueueKind::Alias { target } = &d.kind
+        {
+            names.push(target.clone());
+        }
+        let mut inputs = self.inputs.lock();
+        for n in &names {
+            inputs.push((n.clone(), by.to_string()));
+        }
         Ok(InputHandle {
-            queue: q,
+            qm: Arc::clone(self),
+            names,
             by: by.to_string(),
         })
     }

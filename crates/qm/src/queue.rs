@@ -40,8 +40,6 @@ pub(crate) struct QueueState {
     /// Puts accepted but not yet visible (uncommitted, or waiting for the log).
     pub reserved: usize,
     pub deleted: bool,
-    /// Who holds the queue open for input (flows' MQInput nodes): it cannot be deleted.
-    pub inputs: Vec<String>,
     /// Getters waiting with no match criteria (woken one per new message).
     plain_waiters: usize,
     /// Browsers and getters matching by MsgId/GroupId (woken all per new message).
@@ -126,7 +124,6 @@ impl Queue {
                 plain_hooks: VecDeque::new(),
                 filtered_hooks: Vec::new(),
                 correl_hooks: HashMap::new(),
-                inputs: Vec::new(),
             }),
             cond: Condvar::new(),
             cond_all: Condvar::new(),

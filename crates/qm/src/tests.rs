@@ -404,6 +404,17 @@ fn a_queue_open_for_input_cannot_be_deleted_until_closed() {
         other => panic!("deleted a queue open for input: {other:?}"),
     }
     drop(h);
+    // Through an alias, both the alias and its target are in use.
+    qm.define(QueueDef::alias("A", "Q")).expect("alias");
+    let h = qm
+        .open_input("A", "flow G node in")
+        .expect("open the alias");
+    for name in ["A", "Q"] {
+        let e = qm.delete(name, true).expect_err("in use");
+        assert_eq!(e.reason_code(), 2042, "{name}: {e}");
+    }
+    drop(h);
+    qm.delete("A", true).expect("delete the alias once closed");
     qm.delete("Q", true).expect("delete once closed");
 }
 
