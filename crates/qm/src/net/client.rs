@@ -56,6 +56,9 @@ pub struct Client {
 }
 
 /// 12 bytes unlikely to repeat across clients: time, process id and a process counter.
+/// Longest wait for the answer to CONNECT.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
 fn nonce() -> [u8; 12] {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let t = std::time::SystemTime::now()
@@ -125,6 +128,12 @@ impl Client {
         let s = Sock::connect(&self.addr)
             .map_err(|e| QmError::ConnectionBroken(format!("{}: {e}", self.addr)))?;
         let _ = s.set_write_timeout(Some(Duration::from_secs(60)));
+        // A TLS client on a plain port waits for a handshake answer that never comes (the
+        // server takes its hello for the start of a large frame): CONNECT gets a time limit.
+        let probe = s.try_clone().ok();
+        if let Some(p) = &probe {
+            let _ = p.set_read_timeout(Some(CONNECT_TIMEOUT));
+        }
         let stream: BoxStream = match (&self.tls, s) {
             #[cfg(feature = "tls")]
             (Some(t), Sock::Tcp(tcp)) => t.wrap(tcp)?,
@@ -146,7 +155,17 @@ impl Client {
         codec::put_str16(&mut p, &self.creds.password);
         codec::put_str16(&mut p, &self.creds.token);
         p.extend_from_slice(&super::VERSION.to_le_bytes());
-        let resp = self.raw_call(op::CONNECT, &p, &[]);
+        let resp = self.raw_call(op::CONNECT, &p, &[]).map_err(|e| match e {
+            QmError::ConnectionBroken(why) => QmError::ConnectionBroken(format!(
+                "{}: no answer to CONNECT ({why}); a TLS client on a plain port, or a plain \
+                 client on a TLS port, ends like this",
+                self.addr
+            )),
+            e => e,
+        });
+        if let Some(p) = &probe {
+            let _ = p.set_read_timeout(None);
+        }
         let mut r = Reader::new(resp?);
         self.qmgr = r.str16().map_err(bad)?;
         Ok(())

@@ -48,6 +48,14 @@ impl Sock {
         }
     }
 
+    /// A read time-out (TCP reads; a local socket's reads wait in `poll`, which ignores it).
+    pub fn set_read_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Sock::Tcp(s) => s.set_read_timeout(t),
+            Sock::Local(s) => s.set_read_timeout(t),
+        }
+    }
+
     pub fn set_write_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
         match self {
             Sock::Tcp(s) => s.set_write_timeout(t),
