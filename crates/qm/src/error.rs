@@ -57,6 +57,15 @@ pub enum QmError {
     /// A queue with messages cannot be deleted without purge (MQRC_OBJECT_IN_USE 2042 / Q_NOT_EMPTY 2055).
     #[error("queue '{0}' is not empty")]
     QueueNotEmpty(String),
+    /// A field of a request is out of range, with MQ's reason for that field
+    /// (MQRC_OBJECT_NAME_ERROR 2152, MQRC_PRIORITY_ERROR 2050, MQRC_EXPIRY_ERROR 2013).
+    #[error("{text}")]
+    BadField {
+        /// The MQ reason code.
+        reason: u32,
+        /// What is wrong.
+        text: String,
+    },
     /// The queue is open for input and cannot be deleted (MQRC_OBJECT_IN_USE 2042).
     #[error("queue '{queue}' is in use by {by}")]
     InUse {
@@ -128,6 +137,7 @@ impl QmError {
             QmError::Invalid(_) => 2046,
             QmError::QueueNotEmpty(_) => 2055,
             QmError::InUse { .. } => 2042,
+            QmError::BadField { reason, .. } => *reason,
             QmError::Log(_) | QmError::Corrupt { .. } | QmError::Io { .. } => 2102,
             QmError::DiskFull(_) => 2192,
             QmError::ShutDown => 2162,

@@ -106,9 +106,10 @@ pub fn validate_name(name: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(QmError::Invalid(format!(
-            "bad queue name '{name}' (1-48 of A-Z a-z 0-9 . / _ %)"
-        )))
+        Err(QmError::BadField {
+            reason: 2152,
+            text: format!("bad queue name '{name}' (1-48 of A-Z a-z 0-9 . / _ %)"),
+        })
     }
 }
 

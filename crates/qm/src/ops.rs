@@ -142,10 +142,19 @@ impl QueueManager {
     ) -> Result<Staged> {
         self.check_open()?;
         if msg.md.priority > 9 {
-            return Err(QmError::Invalid(format!(
-                "priority {} is not 0-9",
-                msg.md.priority
-            )));
+            return Err(QmError::BadField {
+                reason: 2050,
+                text: format!("priority {} is not 0-9", msg.md.priority),
+            });
+        }
+        if msg.md.expiry == 0 || msg.md.expiry < -1 {
+            return Err(QmError::BadField {
+                reason: 2013,
+                text: format!(
+                    "expiry {} is neither a positive number of tenths of a second nor -1 (unlimited)",
+                    msg.md.expiry
+                ),
+            });
         }
         let q = self.resolve(queue, true)?;
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);

@@ -72,9 +72,10 @@ fn from_qm(e: &QmError) -> RestResponse {
         QmError::QueueFull { .. } | QmError::DiskFull(_) | QmError::Log(_) | QmError::ShutDown => {
             503
         }
-        QmError::Invalid(_) | QmError::WrongQueueType { .. } | QmError::PersistentNotAllowed(_) => {
-            400
-        }
+        QmError::Invalid(_)
+        | QmError::BadField { .. }
+        | QmError::WrongQueueType { .. }
+        | QmError::PersistentNotAllowed(_) => 400,
         _ => 500,
     };
     error(status, "MQWB0100E", &e.to_string(), Some(e.reason_code()))

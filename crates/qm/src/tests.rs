@@ -393,6 +393,26 @@ fn a_rollback_charging_from_a_mark_counts_the_backout_only_from_there() {
 }
 
 #[test]
+fn out_of_range_fields_are_refused_with_mqs_reason_for_each() {
+    let qm = qm();
+    let code = |m: Message| {
+        qm.put("Q", m, &PutOptions::default())
+            .expect_err("refused")
+            .reason_code()
+    };
+    let mut m = msg("x");
+    m.md.expiry = 0;
+    assert_eq!(code(m), 2013);
+    let mut m = msg("x");
+    m.md.priority = 10;
+    assert_eq!(code(m), 2050);
+    let e = qm
+        .define(QueueDef::local("BAD NAME"))
+        .expect_err("bad name");
+    assert_eq!(e.reason_code(), 2152);
+}
+
+#[test]
 fn a_queue_open_for_input_cannot_be_deleted_until_closed() {
     let qm = qm();
     let h = qm.open_input("Q", "flow F node in").expect("open");

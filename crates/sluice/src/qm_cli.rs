@@ -135,8 +135,8 @@ enum QmCommand {
         reply_to_q: Option<String>,
         #[arg(long)]
         priority: Option<u8>,
-        /// Expiry in tenths of a second.
-        #[arg(long)]
+        /// Expiry in tenths of a second (-1: unlimited).
+        #[arg(long, allow_negative_numbers = true)]
         expiry: Option<i32>,
         #[arg(long)]
         format: Option<String>,
@@ -212,16 +212,29 @@ fn message_json(m: &Message) -> serde_json::Value {
             (name.clone(), v)
         })
         .collect();
+    let md = &m.md;
     let mut v = serde_json::json!({
-        "msg_id": id_to_hex(&m.md.msg_id),
-        "correl_id": id_to_hex(&m.md.correl_id),
-        "persistent": m.md.persistence == Persistence::Persistent,
-        "priority": m.md.priority,
-        "reply_to_q": m.md.reply_to_q,
-        "backout_count": m.md.backout_count,
-        "put_date": m.md.put_date,
-        "put_time": m.md.put_time,
-        "format": m.md.format,
+        "msg_id": id_to_hex(&md.msg_id),
+        "correl_id": id_to_hex(&md.correl_id),
+        "persistent": md.persistence == Persistence::Persistent,
+        "priority": md.priority,
+        "expiry": md.expiry,
+        "msg_type": md.msg_type,
+        "feedback": md.feedback,
+        "encoding": md.encoding,
+        "ccsid": md.coded_char_set_id,
+        "format": md.format,
+        "reply_to_q": md.reply_to_q,
+        "reply_to_qmgr": md.reply_to_qmgr,
+        "backout_count": md.backout_count,
+        "put_appl_name": md.put_appl_name,
+        "put_date": md.put_date,
+        "put_time": md.put_time,
+        "user_identifier": md.user_identifier,
+        "appl_identity_data": md.appl_identity_data,
+        "group_id": id_to_hex(&md.group_id),
+        "msg_seq_number": md.msg_seq_number,
+        "msg_flags": md.msg_flags,
         "properties": properties,
         "length": m.body.len(),
     });
