@@ -9,11 +9,13 @@
 //!   else → blank format), `ibm-mq-md-correlationId` (48 hex digits, optional `ID:` prefix,
 //!   or plain text up to 24 bytes), `ibm-mq-md-persistence` (`persistent` | `nonPersistent`),
 //!   `ibm-mq-md-expiry` (`unlimited` | milliseconds), `ibm-mq-md-replyTo` (`queue[@qmgr]`),
-//!   `ibm-mq-md-priority` (0-9). Answers 201 with `ibm-mq-md-messageId`.
+//!   `ibm-mq-md-priority` (0-9), and message properties as `ibm-mq-usr-NAME` with a JSON
+//!   value (`"red"`, `7`, `1.5`, `true`). Answers 201 with `ibm-mq-md-messageId`.
 //! * `DELETE …/message` gets destructively; `GET …/message` browses the first message.
 //!   Query: `correlationId=`, `messageId=` (hex), `wait=` (ms). Answers 200 with the body and
 //!   `ibm-mq-md-messageId`, `ibm-mq-md-correlationId`, `ibm-mq-md-persistence`,
-//!   `ibm-mq-md-expiry`, `ibm-mq-md-replyTo`, `ibm-mq-md-priority`; 204 when no message.
+//!   `ibm-mq-md-expiry`, `ibm-mq-md-replyTo`, `ibm-mq-md-priority` and an `ibm-mq-usr-NAME`
+//!   per property; 204 when no message.
 //! * Errors: 400 bad request, 403 put/get inhibited, 404 unknown queue manager or queue,
 //!   405 other methods, 413 message too long, 503 queue full or storage problem; the body is
 //!   IBM's JSON error shape `{"error":[{"type":"rest","msgId":…,"message":…,"reasonCode":…}]}`.
@@ -25,8 +27,8 @@ use bytes::Bytes;
 use crate::error::QmError;
 use crate::manager::QueueManager;
 use crate::model::{
-    BrowseCursor, GetOptions, ID_NONE, Message, Persistence, PutOptions, id_from_hex, id_from_str,
-    id_to_hex,
+    BrowseCursor, GetOptions, ID_NONE, Message, Persistence, PropertyValue, PutOptions,
+    id_from_hex, id_from_str, id_to_hex,
 };
 
 /// An HTTP response for the server to send.
@@ -168,6 +170,39 @@ pub fn handle(
     }
 }
 
+/// Header prefix of a message property (IBM's `ibm-mq-usr-NAME: JSON value`).
+const USR: &str = "ibm-mq-usr-";
+
+fn property_from_json(v: &str) -> Option<PropertyValue> {
+    match serde_json::from_str::<serde_json::Value>(v.trim()).ok()? {
+        serde_json::Value::String(s) => Some(PropertyValue::String(s)),
+        serde_json::Value::Bool(b) => Some(PropertyValue::Bool(b)),
+        serde_json::Value::Number(n) => n
+            .as_i64()
+            .map(PropertyValue::Int)
+            .or_else(|| n.as_f64().map(PropertyValue::Float)),
+        _ => None,
+    }
+}
+
+fn property_to_json(v: &PropertyValue) -> String {
+    match v {
+        PropertyValue::String(s) => serde_json::Value::from(s.as_str()).to_string(),
+        PropertyValue::Bool(b) => b.to_string(),
+        PropertyValue::Int(i) => i.to_string(),
+        PropertyValue::Float(f) => serde_json::Value::from(*f).to_string(),
+        PropertyValue::Bytes(b) => serde_json::Value::from(crate::model::to_hex(b)).to_string(),
+    }
+}
+
+/// A property name that can be part of a header name.
+fn header_safe(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
 fn put(qm: &QueueManager, queue: &str, headers: &[(String, String)], body: Bytes) -> RestResponse {
     let mut m = Message::new(body);
     let ct = header(headers, "content-type")
@@ -181,6 +216,28 @@ fn put(qm: &QueueManager, queue: &str, headers: &[(String, String)], body: Bytes
     } else {
         "        ".into()
     };
+    for (name, v) in headers {
+        let Some(prop) = name
+            .get(..USR.len())
+            .filter(|p| p.eq_ignore_ascii_case(USR))
+            .map(|_| &name[USR.len()..])
+        else {
+            continue;
+        };
+        match property_from_json(v) {
+            Some(value) if !prop.is_empty() => m.properties.push((prop.to_string(), value)),
+            _ => {
+                return error(
+                    400,
+                    "MQWB0115E",
+                    &format!(
+                        "{name} '{v}' is not valid: a JSON string, number or boolean, as \"red\" or 7"
+                    ),
+                    None,
+                );
+            }
+        }
+    }
     if let Some(v) = header(headers, "ibm-mq-md-correlationId") {
         match parse_id(v) {
             Some(id) => m.md.correl_id = id,
@@ -344,6 +401,12 @@ fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestRespons
             if md.correl_id != ID_NONE {
                 h.push(("ibm-mq-md-correlationId".into(), id_to_hex(&md.correl_id)));
             }
+            // Properties that a header can carry (a dead-letter header's `dlh.*` among them).
+            for (name, v) in &m.properties {
+                if header_safe(name) {
+                    h.push((format!("{USR}{name}"), property_to_json(v)));
+                }
+            }
             if !md.reply_to_q.is_empty() {
                 h.push((
                     "ibm-mq-md-replyTo".into(),
@@ -480,6 +543,32 @@ mod tests {
         );
         assert_eq!(handle(&qm, "GET", P, &[], Bytes::new()).status, 200);
         assert_eq!(qm.depth("DEV.QUEUE.1").expect("depth"), 1);
+    }
+
+    #[test]
+    fn message_properties_travel_as_ibm_mq_usr_headers() {
+        let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
+        qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
+        let bad = handle(
+            &qm,
+            "POST",
+            P,
+            &h(&[("ibm-mq-usr-color", "red")]),
+            Bytes::new(),
+        );
+        assert_eq!(bad.status, 400, "a bare word is not JSON");
+        let props = h(&[("ibm-mq-usr-color", "\"red\""), ("ibm-mq-usr-count", "7")]);
+        assert_eq!(handle(&qm, "POST", P, &props, Bytes::from("x")).status, 201);
+        let r = handle(&qm, "DELETE", P, &[], Bytes::new());
+        assert_eq!(r.status, 200);
+        let get = |n: &str| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("ibm-mq-usr-color"), Some("\"red\""));
+        assert_eq!(get("ibm-mq-usr-count"), Some("7"));
     }
 
     #[test]
