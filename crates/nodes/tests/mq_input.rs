@@ -137,6 +137,31 @@ fn a_failure_backs_out_the_batch_and_only_the_bad_message_reaches_the_backout_qu
 }
 
 #[test]
+fn automatic_mode_batches_persistent_messages_and_takes_the_others_outside_syncpoint() {
+    let s = stored("auto", &[QueueDef::local("A.IN"), QueueDef::local("A.OUT")]);
+    let bodies: Vec<String> = (0..30).map(|i| format!("m{i}")).collect();
+    let mut uow = s.qm.begin();
+    for (i, b) in bodies.iter().enumerate() {
+        let mut m = Message::new(b.clone().into_bytes());
+        // Runs of persistent messages broken by non-persistent ones.
+        if i % 7 != 3 {
+            m.md.persistence = Persistence::Persistent;
+        }
+        uow.put("A.IN", m, &PutOptions::default()).expect("put");
+    }
+    uow.commit().expect("commit the puts");
+    let b = Bench::new(
+        "nodes:\n  in: { type: MQInput, queue: A.IN, domain: BLOB, transaction_mode: automatic, commit_count: 10, wires: { out: [out] } }\n  out: { type: MQOutput, queue: A.OUT }\n",
+        s.qm.clone(),
+    );
+    let running = b.flow.start();
+    wait_for("every message", || s.qm.depth("A.OUT").unwrap() == 30);
+    running.stop();
+    assert_eq!(s.qm.depth("A.IN").unwrap(), 0);
+    assert_eq!(drain(&s.qm, "A.OUT"), bodies, "each message once, in order");
+}
+
+#[test]
 fn a_poison_message_whose_backout_queue_is_missing_goes_to_the_dead_letter_queue_with_why() {
     let mut input = QueueDef::local("D.IN");
     input.backout_threshold = 1;
