@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::fmt::Write;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -100,6 +101,24 @@ pub struct AdminState {
     pub deployment: Arc<Deployment>,
     pub registry: Arc<Registry>,
     pub extensions: Vec<Arc<dyn AdminRoutes>>,
+    /// Requests being answered (the server lets them finish when it stops).
+    pub in_flight: Arc<AtomicUsize>,
+}
+
+/// Counts a request as in flight until dropped (also when its client goes away).
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn new(n: &Arc<AtomicUsize>) -> InFlight {
+        n.fetch_add(1, Ordering::AcqRel);
+        InFlight(Arc::clone(n))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 fn stats_json(s: &Snapshot) -> Value {
@@ -232,6 +251,7 @@ pub async fn handle(
     state: Arc<AdminState>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    let _counted = InFlight::new(&state.in_flight);
     let method = req.method().as_str().to_string();
     let path = req.uri().path().to_string();
     let pq = req

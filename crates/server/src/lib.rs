@@ -12,8 +12,8 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use sluice_flow::Registry;
@@ -141,10 +141,21 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
         )
     })
     .ok();
-    let code = serve(&rt, &opts, &project, registry, &qm);
+    let admin_in_flight = Arc::new(AtomicUsize::new(0));
+    let code = serve(&rt, &opts, &project, registry, &qm, &admin_in_flight);
     drop(qm_local);
     drop(qm_server);
     qm.shutdown();
+    // A REST get still waiting for a message answers 2162 (stopping) at its next try, within
+    // 50 ms of the shutdown: it gets that long to be sent before the runtime ends.
+    rt.block_on(async {
+        let since = Instant::now();
+        while admin_in_flight.load(Ordering::Acquire) > 0
+            && since.elapsed() < Duration::from_secs(1)
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
     rt.shutdown_timeout(Duration::from_secs(5));
     code
 }
@@ -156,6 +167,7 @@ fn serve(
     project: &project::Project,
     registry: Arc<Registry>,
     qm: &Arc<sluice_qm::QueueManager>,
+    admin_in_flight: &Arc<AtomicUsize>,
 ) -> i32 {
     let router = Arc::new(HttpRouter::new());
     let services = Arc::new(Services {
@@ -210,6 +222,7 @@ fn serve(
             extensions: vec![
                 Arc::new(queues::RestMessaging(Arc::clone(qm))) as Arc<dyn AdminRoutes>
             ],
+            in_flight: Arc::clone(admin_in_flight),
         });
         let admin_task = tokio::spawn(serve_admin(admin_l, admin_state, stop_rx));
         let watch_stop = Arc::new(AtomicBool::new(false));

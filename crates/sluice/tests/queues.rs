@@ -442,3 +442,17 @@ fn the_client_protocol_port_serves_tls_when_sluice_yaml_gives_a_certificate() {
     let o = qm(&s, &["depth", "SECURE"]);
     assert!(!o.status.success(), "{}", text(&o));
 }
+
+#[test]
+fn a_rest_get_waiting_when_the_server_stops_is_answered_2162() {
+    let mut s = Server::start(&samples_dir());
+    let q = "/ibmmq/rest/v1/messaging/qmgr/SLUICE/queue/SAMPLES.OUT/message?wait=60000";
+    let mut t = std::net::TcpStream::connect(("127.0.0.1", s.admin_port)).unwrap();
+    t.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    common::send(&mut t, "DELETE", q, &[], b"");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(s.terminate().code(), Some(0));
+    let r = common::read_response(&mut t);
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.text().contains("2162"), "{}", r.text());
+}
