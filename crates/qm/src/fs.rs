@@ -48,7 +48,7 @@ pub trait Filesystem: Send + Sync + 'static {
 }
 
 /// The file in a queue manager's directory that its process holds locked while it runs.
-pub const LOCK_FILE: &str = "lock";
+const LOCK_FILE: &str = "lock";
 
 /// Write `data` to `path` atomically: temp file, fdatasync, rename, fsync of the directory.
 pub fn write_atomic(fs: &dyn Filesystem, path: &Path, data: &[u8]) -> io::Result<()> {
