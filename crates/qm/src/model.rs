@@ -367,6 +367,14 @@ pub fn id_from_str(s: &str) -> MsgId {
     id
 }
 
+/// An id as people and headers give it: 48 hex digits (after an optional `ID:`), or text of
+/// 1 to 24 bytes, zero padded.
+pub fn id_from_text(s: &str) -> Option<MsgId> {
+    id_from_hex(s).or_else(|| {
+        (!s.is_empty() && s.len() <= 24 && !s.starts_with("ID:")).then(|| id_from_str(s))
+    })
+}
+
 /// Hex text of an id (48 lower-case digits).
 pub fn id_to_hex(id: &MsgId) -> String {
     to_hex(id)

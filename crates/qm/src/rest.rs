@@ -28,7 +28,7 @@ use crate::error::QmError;
 use crate::manager::QueueManager;
 use crate::model::{
     BrowseCursor, GetOptions, ID_NONE, Message, Persistence, PropertyValue, PutOptions,
-    id_from_hex, id_from_str, id_to_hex,
+    id_from_hex, id_from_text, id_to_hex,
 };
 
 /// An HTTP response for the server to send.
@@ -121,12 +121,6 @@ fn parse_path(path: &str) -> Option<(String, String)> {
         }
         _ => None,
     }
-}
-
-fn parse_id(v: &str) -> Option<[u8; 24]> {
-    id_from_hex(v).or_else(|| {
-        (!v.is_empty() && v.len() <= 24 && !v.starts_with("ID:")).then(|| id_from_str(v))
-    })
 }
 
 /// Handle one REST messaging request.
@@ -239,7 +233,7 @@ fn put(qm: &QueueManager, queue: &str, headers: &[(String, String)], body: Bytes
         }
     }
     if let Some(v) = header(headers, "ibm-mq-md-correlationId") {
-        match parse_id(v) {
+        match id_from_text(v) {
             Some(id) => m.md.correl_id = id,
             None => {
                 return error(

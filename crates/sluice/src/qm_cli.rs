@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use sluice_qm::net::{Client, Credentials};
 use sluice_qm::{
     BrowseCursor, GetOptions, Message, Persistence, PropertyValue, PutOptions, QueueDef,
-    id_from_hex, id_from_str, id_to_hex, to_hex, validate_name,
+    id_from_text, id_to_hex, to_hex, validate_name,
 };
 
 #[derive(Args)]
@@ -169,15 +169,10 @@ enum QmCommand {
     Clear { queue: String },
 }
 
-/// A MsgId or CorrelId option: 48 hex digits, or text of at most 24 bytes (padded).
+/// A MsgId or CorrelId option: 48 hex digits, or text of 1 to 24 bytes (padded).
 fn id_arg(option: &str, s: &str) -> Result<[u8; 24]> {
-    if let Some(id) = id_from_hex(s) {
-        return Ok(id);
-    }
-    if s.len() > 24 {
-        bail!("{option} is 48 hex digits or at most 24 bytes of text, not {s:?}");
-    }
-    Ok(id_from_str(s))
+    id_from_text(s)
+        .with_context(|| format!("{option} is 48 hex digits or 1 to 24 bytes of text, not {s:?}"))
 }
 
 fn table_row(d: &QueueDef, depth: usize) -> String {
