@@ -15,7 +15,7 @@
 //!   Query: `correlationId=`, `messageId=` (hex), `wait=` (ms). Answers 200 with the body and
 //!   `ibm-mq-md-messageId`, `ibm-mq-md-correlationId`, `ibm-mq-md-persistence`,
 //!   `ibm-mq-md-expiry`, `ibm-mq-md-replyTo`, `ibm-mq-md-priority` and an `ibm-mq-usr-NAME`
-//!   per property; 204 when no message.
+//!   per property (text outside ASCII as JSON `\uXXXX` escapes); 204 when no message.
 //! * Errors: 400 bad request, 403 put/get inhibited, 404 unknown queue manager or queue,
 //!   405 other methods, 413 message too long, 503 queue full or storage problem; the body is
 //!   IBM's JSON error shape `{"error":[{"type":"rest","msgId":…,"message":…,"reasonCode":…}]}`.
@@ -179,9 +179,25 @@ fn property_from_json(v: &str) -> Option<PropertyValue> {
     }
 }
 
+/// A property's value as JSON in ASCII alone (a header value cannot carry other bytes): text
+/// outside ASCII is written as `\uXXXX` escapes, which any JSON reader turns back into it.
 fn property_to_json(v: &PropertyValue) -> String {
     match v {
-        PropertyValue::String(s) => serde_json::Value::from(s.as_str()).to_string(),
+        PropertyValue::String(s) => {
+            let json = serde_json::Value::from(s.as_str()).to_string();
+            let mut out = String::with_capacity(json.len());
+            let mut units = [0u16; 2];
+            for c in json.chars() {
+                if c.is_ascii() {
+                    out.push(c);
+                } else {
+                    for u in c.encode_utf16(&mut units) {
+                        out.push_str(&format!("\\u{u:04x}"));
+                    }
+                }
+            }
+            out
+        }
         PropertyValue::Bool(b) => b.to_string(),
         PropertyValue::Int(i) => i.to_string(),
         PropertyValue::Float(f) => serde_json::Value::from(*f).to_string(),
@@ -551,7 +567,11 @@ mod tests {
             Bytes::new(),
         );
         assert_eq!(bad.status, 400, "a bare word is not JSON");
-        let props = h(&[("ibm-mq-usr-color", "\"red\""), ("ibm-mq-usr-count", "7")]);
+        let props = h(&[
+            ("ibm-mq-usr-color", "\"red\""),
+            ("ibm-mq-usr-count", "7"),
+            ("ibm-mq-usr-city", "\"Zürich 😀\""),
+        ]);
         assert_eq!(handle(&qm, "POST", P, &props, Bytes::from("x")).status, 201);
         let r = handle(&qm, "DELETE", P, &[], Bytes::new());
         assert_eq!(r.status, 200);
@@ -563,6 +583,13 @@ mod tests {
         };
         assert_eq!(get("ibm-mq-usr-color"), Some("\"red\""));
         assert_eq!(get("ibm-mq-usr-count"), Some("7"));
+        // Header values are ASCII: the text comes back as JSON escapes of the same characters.
+        let city = get("ibm-mq-usr-city").expect("a property outside ASCII is not dropped");
+        assert_eq!(city, r#""Z\u00fcrich \ud83d\ude00""#);
+        assert_eq!(
+            property_from_json(city),
+            Some(PropertyValue::String("Zürich 😀".into()))
+        );
     }
 
     #[test]
