@@ -126,13 +126,7 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::Qm(args) => match qm_cli::run(args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                ExitCode::from(1)
-            }
-        },
+        Command::Qm(args) => qm_cli::run(args),
         Command::Esql {
             command: EsqlCommand::Check { paths },
         } => {

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use sluice_qm::net::{Client, Credentials};
 use sluice_qm::{
-    BrowseCursor, GetOptions, Message, Persistence, PropertyValue, PutOptions, QueueDef,
+    BrowseCursor, GetOptions, Message, Persistence, PropertyValue, PutOptions, QmError, QueueDef,
     id_from_text, id_to_hex, to_hex, validate_name,
 };
 
@@ -240,7 +240,48 @@ fn message_json(m: &Message) -> serde_json::Value {
     v
 }
 
-pub fn run(a: QmArgs) -> Result<()> {
+/// Exit status when a get found no message (MQRC 2033).
+const EXIT_NO_MESSAGE: u8 = 3;
+
+/// A get that found no message: not a failure of the command, but its own exit status.
+#[derive(Debug)]
+struct NoMessage(String);
+
+impl std::fmt::Display for NoMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no message on {} (MQRC 2033)", self.0)
+    }
+}
+
+impl std::error::Error for NoMessage {}
+
+/// Run one `sluice qm` command and report how it ended: an error on stderr (as a JSON object
+/// with `--json`, carrying the MQ reason code when there is one) and the exit status.
+pub fn run(a: QmArgs) -> std::process::ExitCode {
+    let json = a.json;
+    let Err(e) = execute(a) else {
+        return std::process::ExitCode::SUCCESS;
+    };
+    let (mqrc, status) = match (e.downcast_ref::<NoMessage>(), e.downcast_ref::<QmError>()) {
+        (Some(_), _) => (Some(2033), EXIT_NO_MESSAGE),
+        (None, Some(q)) => (Some(q.reason_code()), 1),
+        (None, None) => (None, 1),
+    };
+    if json {
+        let mut v = serde_json::json!({ "error": format!("{e:#}") });
+        if let Some(code) = mqrc {
+            v["mqrc"] = code.into();
+        }
+        eprintln!("{v}");
+    } else if status == EXIT_NO_MESSAGE {
+        eprintln!("{e}");
+    } else {
+        eprintln!("error: {e:#}");
+    }
+    std::process::ExitCode::from(status)
+}
+
+fn execute(a: QmArgs) -> Result<()> {
     let creds = Credentials {
         user: a.user.clone(),
         password: a.password.clone(),
@@ -438,8 +479,7 @@ pub fn run(a: QmArgs) -> Result<()> {
                 }
             }
             if n == 0 {
-                eprintln!("no message on {queue} (MQRC 2033)");
-                std::process::exit(3);
+                return Err(NoMessage(queue).into());
             }
             if dir.is_some() {
                 writeln!(out, "got {n} message(s)")?;

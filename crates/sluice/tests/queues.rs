@@ -346,6 +346,42 @@ fn cli_get_takes_a_message_only_once_it_is_written_and_selects_and_shows_binary_
 }
 
 #[test]
+fn cli_errors_are_json_objects_with_the_mq_reason_code_under_json() {
+    let s = Server::start(&samples_dir());
+    let json_error = |o: &std::process::Output| -> serde_json::Value {
+        serde_json::from_slice(&o.stderr)
+            .unwrap_or_else(|e| panic!("stderr is not one JSON object ({e}): {}", text(o)))
+    };
+    let o = qm(&s, &["depth", "NO.SUCH.QUEUE", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v = json_error(&o);
+    assert_eq!(v["mqrc"], 2085, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("NO.SUCH.QUEUE"),
+        "{v}"
+    );
+    // No message: exit 3, reason 2033, in both forms.
+    let o = qm(&s, &["get", "SAMPLES.OUT", "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert_eq!(json_error(&o)["mqrc"], 2033);
+    let o = qm(&s, &["get", "SAMPLES.OUT"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("no message on SAMPLES.OUT (MQRC 2033)"));
+    // An error that is not the queue manager's has no reason code.
+    let o = qm(
+        &s,
+        &["put", "SAMPLES.OUT", "--file", "/no/such/file", "--json"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v = json_error(&o);
+    assert!(v.get("mqrc").is_none(), "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("/no/such/file"),
+        "{v}"
+    );
+}
+
+#[test]
 fn rest_gets_that_wait_hold_up_no_other_request_and_end_when_their_client_leaves() {
     let s = Server::start(&samples_dir());
     // v2, as IBM MQ's current clients call it (v1 and v3 are the same API).
