@@ -326,8 +326,21 @@ impl QueueManager {
         }
     }
 
-    /// Delete a queue. A local queue holding messages is refused unless `purge`.
+    /// Delete a queue. A local queue holding messages is refused unless `purge`, and one with
+    /// uncommitted work on it always.
     pub fn delete(&self, name: &str, purge: bool) -> Result<()> {
+        self.delete_queue(name, purge, true)
+    }
+
+    /// Delete a temporary dynamic queue as its connection ends, whatever other units of work
+    /// still do with it: it holds non-persistent messages only, so their later commit
+    /// dropping them leaves nothing for a restart to bring back (MQ, too, deletes it once
+    /// they end, and their messages with it).
+    pub(crate) fn delete_temporary(&self, name: &str) -> Result<()> {
+        self.delete_queue(name, true, false)
+    }
+
+    fn delete_queue(&self, name: &str, purge: bool, check_uncommitted: bool) -> Result<()> {
         let _g = self.admin.lock();
         let obj = self
             .objects
@@ -343,6 +356,9 @@ impl QueueManager {
         }
         if let Object::Local(q) = &obj {
             let mut st = q.state.lock();
+            if check_uncommitted {
+                q.check_no_uncommitted(&st)?;
+            }
             if st.depth() > 0 && !purge {
                 return Err(QmError::QueueNotEmpty(name.into()));
             }
@@ -456,15 +472,19 @@ impl QueueManager {
         })
     }
 
-    /// Current depth (committed, visible messages) of a queue or an alias's target.
+    /// Current depth of a queue or an alias's target, as MQ's CURDEPTH: the messages on it,
+    /// counting those put under a unit of work not committed yet and not those got under one.
     pub fn depth(&self, name: &str) -> Result<usize> {
-        Ok(self.resolve(name, false)?.state.lock().depth())
+        let q = self.resolve(name, false)?;
+        let st = q.state.lock();
+        Ok(st.depth() + st.reserved)
     }
 
     /// Remove every message from a queue; returns how many were removed.
     pub fn clear(&self, name: &str) -> Result<usize> {
         let q = self.resolve(name, false)?;
         let mut st = q.state.lock();
+        q.check_no_uncommitted(&st)?;
         let removed = st.clear();
         let ops: Vec<Op> = removed
             .iter()
@@ -482,8 +502,9 @@ impl QueueManager {
         Ok(removed.len())
     }
 
-    /// Create a temporary dynamic queue from a model queue; the name is `prefix` (a trailing
-    /// `*` is dropped; empty = `AMQ.`) followed by a unique hex suffix. Not kept over a restart.
+    /// Create a temporary dynamic queue from a model queue, named as MQ's DynamicQName says:
+    /// a trailing `*` is replaced by a unique hex suffix (empty = `AMQ.*`), a name without one
+    /// is used as given (refused if it exists). Not kept over a restart.
     pub fn create_dynamic(&self, model: &str, prefix: &str) -> Result<String> {
         let m = self.queue_def(model)?;
         if m.kind != QueueKind::Model {
@@ -493,12 +514,14 @@ impl QueueManager {
                 what: "not a model queue",
             });
         }
-        let mut p = prefix.trim_end_matches('*').to_string();
-        if p.is_empty() {
-            p = "AMQ.".into();
-        }
-        let n = self.dyn_counter.fetch_add(1, Ordering::Relaxed);
-        let name = format!("{p}{:08X}{:08X}", self.boot, n);
+        let prefix = if prefix.is_empty() { "AMQ.*" } else { prefix };
+        let name = match prefix.strip_suffix('*') {
+            Some(p) => {
+                let n = self.dyn_counter.fetch_add(1, Ordering::Relaxed);
+                format!("{p}{:08X}{:08X}", self.boot, n)
+            }
+            None => prefix.to_string(),
+        };
         let def = QueueDef {
             name: name.clone(),
             kind: QueueKind::Local,

@@ -9,7 +9,7 @@ use crate::manager::QueueManager;
 use crate::model::{
     BrowseCursor, GetOptions, ID_NONE, Message, MsgId, Persistence, PropertyValue, PutOptions,
 };
-use crate::queue::{Hook, Key, Queue, Slot, WaitKind, now_ms, remaining_expiry};
+use crate::queue::{Hold, Hook, Key, Queue, Slot, WaitKind, now_ms, remaining_expiry};
 use crate::wal::Op;
 
 /// A put that passed every check and holds a place on its queue, not yet visible.
@@ -46,6 +46,7 @@ pub(crate) struct Taken {
     queue: Arc<Queue>,
     key: Key,
     slot: Slot,
+    _hold: Hold,
 }
 
 impl Taken {
@@ -234,7 +235,7 @@ impl QueueManager {
 
     /// Take the next matching message off `q`, waiting as the options say. The caller owns
     /// the message from then on (logging its removal or holding it in a unit of work).
-    pub(crate) fn take(&self, q: &Queue, opts: &GetOptions) -> Result<Option<(Key, Slot)>> {
+    pub(crate) fn take(&self, q: &Queue, opts: &GetOptions) -> Result<Option<(Key, Slot, Hold)>> {
         let deadline = opts.wait.map(|d| Instant::now() + d);
         let kind = WaitKind::of(opts, false);
         let mut st = q.state.lock();
@@ -245,8 +246,8 @@ impl QueueManager {
             if !expired.is_empty() {
                 self.drop_expired(expired);
             }
-            if let Some(found) = r? {
-                return Ok(Some(found));
+            if let Some((key, slot)) = r? {
+                return Ok(Some((key, slot, q.hold())));
             }
             match deadline {
                 Some(d) if Instant::now() < d => q.wait(&mut st, &kind, d),
@@ -259,7 +260,7 @@ impl QueueManager {
     /// (MQRC_NO_MSG_AVAILABLE). A persistent message's removal is on disk when this returns.
     pub fn get(&self, queue: &str, opts: &GetOptions) -> Result<Option<Message>> {
         let q = self.resolve(queue, false)?;
-        let Some((key, slot)) = self.take(&q, opts)? else {
+        let Some((key, slot, _hold)) = self.take(&q, opts)? else {
             return Ok(None);
         };
         self.finish_get(&q, key, slot).map(Some)
@@ -283,15 +284,16 @@ impl QueueManager {
         if !expired.is_empty() {
             self.drop_expired(expired);
         }
-        let found = r?;
+        let found = r?.map(|(key, slot)| (key, slot, q.hold()));
         if found.is_none() {
             st.hook(&WaitKind::of(opts, false), hook);
         }
         drop(st);
-        Ok(found.map(|(key, slot)| Taken {
+        Ok(found.map(|(key, slot, hold)| Taken {
             queue: q,
             key,
             slot,
+            _hold: hold,
         }))
     }
 
@@ -303,14 +305,16 @@ impl QueueManager {
         self.check_open()?;
         let mut expired = Vec::new();
         let r = st.take(opts, &mut expired);
+        let found = r.map(|f| f.map(|(key, slot)| (key, slot, q.hold())));
         drop(st);
         if !expired.is_empty() {
             self.drop_expired(expired);
         }
-        Ok(r?.map(|(key, slot)| Taken {
+        Ok(found?.map(|(key, slot, hold)| Taken {
             queue: q,
             key,
             slot,
+            _hold: hold,
         }))
     }
 

@@ -84,7 +84,15 @@ pub(crate) struct Queue {
     cond: Condvar,
     /// Filtered getters and browsers.
     cond_all: Condvar,
+    /// One reference per message taken off the queue whose removal is not final yet (got
+    /// under syncpoint, or outside it with its removal still being logged): see [`Hold`].
+    holds: Arc<()>,
 }
+
+/// A message taken off a queue and not yet gone for good: the queue counts it as held
+/// until this is dropped (with the removal final, or the message put back). Counting by
+/// drop cannot drift whichever way the get ends.
+pub(crate) struct Hold(#[allow(dead_code)] Arc<()>);
 
 /// How a waiting caller wants to be woken.
 pub(crate) enum WaitKind {
@@ -127,7 +135,34 @@ impl Queue {
             }),
             cond: Condvar::new(),
             cond_all: Condvar::new(),
+            holds: Arc::new(()),
         }
+    }
+
+    /// Count a message just taken off the queue as held; call with the queue's lock held,
+    /// so that a delete or clear, which checks under the lock, sees it.
+    pub fn hold(&self) -> Hold {
+        Hold(self.holds.clone())
+    }
+
+    /// Messages taken and not yet gone for good (see [`Hold`]).
+    pub fn held(&self) -> usize {
+        Arc::strong_count(&self.holds) - 1
+    }
+
+    /// Refuse to delete or clear the queue while units of work have uncommitted puts or gets
+    /// on it (or removals and puts are on their way to the log), as MQ does: dropping them
+    /// would make a commit that then succeeds put nowhere, and a restart would bring back
+    /// what the running queue manager had lost.
+    pub fn check_no_uncommitted(&self, st: &QueueState) -> Result<()> {
+        let (puts, gets) = (st.reserved, self.held());
+        if puts + gets == 0 {
+            return Ok(());
+        }
+        Err(QmError::InUse {
+            queue: self.name.clone(),
+            by: format!("uncommitted work ({puts} put(s), {gets} get(s) not yet committed)"),
+        })
     }
 
     /// Block (releasing the lock) until woken for a new message or `deadline`.

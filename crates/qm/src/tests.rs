@@ -294,6 +294,13 @@ fn dynamic_queues_come_from_models() {
         .create_dynamic("SYSTEM.DEFAULT.MODEL.QUEUE", "REPLY.*")
         .expect("dynamic");
     assert!(n2.starts_with("REPLY.") && n2 != n);
+    let fixed = qm.create_dynamic("SYSTEM.DEFAULT.MODEL.QUEUE", "MY.REPLIES");
+    assert_eq!(fixed.expect("a name without '*' as given"), "MY.REPLIES");
+    assert!(
+        qm.create_dynamic("SYSTEM.DEFAULT.MODEL.QUEUE", "MY.REPLIES")
+            .is_err(),
+        "exists"
+    );
     let d = qm.queue_def(&n).expect("def");
     assert_eq!(d.max_depth, 7);
     assert!(d.temporary_dynamic);
@@ -324,7 +331,11 @@ fn uow_puts_invisible_until_commit() {
     let mut u = qm.begin();
     u.put("Q", msg("1"), &PutOptions::default()).expect("put");
     u.put("Q2", msg("2"), &PutOptions::default()).expect("put");
-    assert_eq!(qm.depth("Q").expect("d"), 0);
+    assert_eq!(
+        qm.depth("Q").expect("d"),
+        1,
+        "CURDEPTH counts uncommitted puts"
+    );
     assert!(qm.get("Q", &GetOptions::new()).expect("get").is_none());
     u.commit().expect("commit");
     assert_eq!(qm.depth("Q").expect("d"), 1);
@@ -337,6 +348,32 @@ fn uow_puts_invisible_until_commit() {
 }
 
 #[test]
+fn a_queue_with_uncommitted_work_cannot_be_deleted_or_cleared() {
+    let qm = qm();
+    put(&qm, "Q", msg("a"));
+    let mut u = qm.begin();
+    u.put("Q", msg("b"), &PutOptions::default()).expect("put");
+    for e in [qm.delete("Q", true).err(), qm.clear("Q").err()] {
+        let e = e.expect("refused while a put is uncommitted");
+        assert_eq!(e.reason_code(), 2042, "{e}");
+        assert!(e.to_string().contains("1 put(s)"), "{e}");
+    }
+    u.commit().expect("commit");
+    let mut u = qm.begin();
+    assert_eq!(body(u.get("Q", &GetOptions::new()).expect("get")), "a");
+    let e = qm
+        .clear("Q")
+        .expect_err("refused while a get is uncommitted");
+    assert!(e.to_string().contains("1 get(s)"), "{e}");
+    u.rollback();
+    assert_eq!(qm.depth("Q").expect("d"), 2, "nothing lost");
+    // A get outside syncpoint holds nothing once it has returned.
+    assert_eq!(body(qm.get("Q", &GetOptions::new()).expect("get")), "a");
+    assert_eq!(qm.clear("Q").expect("clear once committed"), 1);
+    qm.delete("Q", false).expect("delete once empty");
+}
+
+#[test]
 fn uow_rollback_restores_gets_with_backout_count() {
     let qm = qm();
     put(&qm, "Q", msg("a"));
@@ -346,7 +383,11 @@ fn uow_rollback_restores_gets_with_backout_count() {
         let m = u.get("Q", &GetOptions::new()).expect("get").expect("msg");
         assert_eq!(&m.body[..], b"a");
         assert_eq!(m.md.backout_count, round - 1);
-        assert_eq!(qm.depth("Q").expect("d"), 1);
+        assert_eq!(
+            qm.depth("Q").expect("d"),
+            1,
+            "an uncommitted get does not count"
+        );
         u.rollback();
     }
     let mut u = qm.begin();

@@ -7,13 +7,14 @@ use crate::error::{QmError, Result};
 use crate::manager::QueueManager;
 use crate::model::{GetOptions, Message, MsgId, PutOptions};
 use crate::ops::Staged;
-use crate::queue::{Key, Queue, Slot, remaining_expiry};
+use crate::queue::{Hold, Key, Queue, Slot, remaining_expiry};
 use crate::wal::Op;
 
 struct Held {
     queue: Arc<Queue>,
     key: Key,
     slot: Slot,
+    _hold: Hold,
 }
 
 /// A unit of work spanning any number of queues. Dropping it without `commit` rolls it back.
@@ -46,7 +47,7 @@ impl UnitOfWork {
     /// Get under syncpoint: the message leaves the queue now; rollback puts it back.
     pub fn get(&mut self, queue: &str, opts: &GetOptions) -> Result<Option<Message>> {
         let q = self.qm.resolve(queue, false)?;
-        let Some((key, slot)) = self.qm.take(&q, opts)? else {
+        let Some((key, slot, hold)) = self.qm.take(&q, opts)? else {
             return Ok(None);
         };
         if slot.persistent
@@ -70,6 +71,7 @@ impl UnitOfWork {
             queue: q,
             key,
             slot,
+            _hold: hold,
         });
         Ok(Some(msg))
     }

@@ -90,7 +90,12 @@ fn units_of_work_and_disconnect_backs_out() {
     c.begin().expect("begin");
     c.put_syncpoint("Q", &Message::new("1"), &PutOptions::default())
         .expect("put");
-    assert_eq!(qm.depth("Q").expect("depth"), 0);
+    assert_eq!(
+        qm.depth("Q").expect("depth"),
+        1,
+        "CURDEPTH counts an uncommitted put"
+    );
+    assert!(qm.get("Q", &GetOptions::new()).expect("get").is_none());
     c.commit().expect("commit");
     assert_eq!(qm.depth("Q").expect("depth"), 1);
     let m = c

@@ -819,7 +819,7 @@ impl Drop for Conn {
             u.rollback();
         }
         for q in self.dynamic.drain(..) {
-            let _ = self.qm.delete(&q, true);
+            let _ = self.qm.delete_temporary(&q);
         }
     }
 }
