@@ -76,6 +76,14 @@ impl BodyParsing {
         })
     }
 
+    /// The body kept as bytes (BLOB), as a message whose body did not parse is shown.
+    pub fn blob() -> BodyParsing {
+        BodyParsing {
+            parser: DomainParser::Blob,
+            complete: false,
+        }
+    }
+
     /// Attach `bytes` as the body (last child of Root), parsing it now when the timing says so.
     pub fn attach(&self, root: &mut Tree, bytes: Bytes) -> Result<NodeId, TreeError> {
         let r = root.root();

@@ -71,14 +71,11 @@ fn http_input_sends_an_unparsable_body_to_failure_with_the_offset() {
     assert_eq!(exception_labels(&got[0].message.exception_list), ["in"]);
 }
 
-#[test]
-fn mq_input_sends_a_downstream_exception_to_catch_naming_the_node() {
-    let b = bench(
-        "nodes:\n  in: { type: MQInput, queue: INPUT.COMPLIANCE, domain: XMLNSC, wires: { out: [t], catch: [caught] } }\n  t: { type: Throw, message_text: boom }\n  caught: { type: Capture }\n",
-    );
+/// Put `body` to INPUT.COMPLIANCE, run the flow until a message is captured.
+fn through_mq(b: &Bench, body: &'static [u8]) -> Vec<Captured> {
     b.qm.put(
         "INPUT.COMPLIANCE",
-        sluice_qm::Message::new(Bytes::from_static(b"<a>1</a>")),
+        sluice_qm::Message::new(Bytes::from_static(body)),
         &sluice_qm::PutOptions::default(),
     )
     .expect("put a message");
@@ -90,6 +87,37 @@ fn mq_input_sends_a_downstream_exception_to_catch_naming_the_node() {
         got = b.harness.take_captured();
     }
     running.stop();
+    got
+}
+
+#[test]
+fn mq_input_sends_a_downstream_exception_to_catch_naming_the_node() {
+    let b = bench(
+        "nodes:\n  in: { type: MQInput, queue: INPUT.COMPLIANCE, domain: XMLNSC, wires: { out: [t], catch: [caught] } }\n  t: { type: Throw, message_text: boom }\n  caught: { type: Capture }\n",
+    );
+    let got = through_mq(&b, b"<a>1</a>");
     assert_eq!(labels(&got), ["caught"]);
     assert_eq!(exception_labels(&got[0].message.exception_list), ["t"]);
+}
+
+#[test]
+fn mq_input_sends_an_unparsable_body_to_failure_as_blob_with_the_offset() {
+    let b = bench(
+        "nodes:\n  in: { type: MQInput, queue: INPUT.COMPLIANCE, domain: XMLNSC, parse_timing: immediate, wires: { out: [ok], failure: [failed] } }\n  ok: { type: Capture }\n  failed: { type: Capture }\n",
+    );
+    let mut got = through_mq(&b, b"<a>1</b>");
+    assert_eq!(labels(&got), ["failed"]);
+    let list = dump_tree(&got[0].message.exception_list, &Default::default());
+    assert!(list.contains("ParserException"), "{list}");
+    assert!(list.contains("Text = '4' : CHARACTER"), "{list}");
+    assert_eq!(exception_labels(&got[0].message.exception_list), ["in"]);
+    let m = &mut got[0].message;
+    let body = m.body().expect("a body").expect("a body");
+    assert_eq!(
+        m.root.name_bytes(body),
+        b"BLOB",
+        "the body as it came, unparsed"
+    );
+    let tree = dump_tree(&m.root, &Default::default());
+    assert!(tree.contains("MQMD"), "{tree}");
 }

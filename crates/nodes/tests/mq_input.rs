@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use common::Bench;
 use sluice_qm::{
-    GetOptions, Message, Persistence, PropertyValue, PutOptions, QmConfig, QueueDef, QueueManager,
+    BrowseCursor, GetOptions, Message, Persistence, PropertyValue, PutOptions, QmConfig, QueueDef,
+    QueueManager,
 };
 
 /// A queue manager stored in a fresh directory, removed on drop.
@@ -189,6 +190,43 @@ fn a_poison_message_whose_backout_queue_is_missing_goes_to_the_dead_letter_queue
 }
 
 #[test]
+fn a_body_that_does_not_parse_is_backed_out_to_the_backout_queue_and_the_next_message_goes_on() {
+    let mut input = QueueDef::local("J.IN");
+    input.backout_threshold = 2;
+    input.backout_requeue_queue = "J.BACKOUT".into();
+    let s = stored(
+        "unparsable",
+        &[
+            input,
+            QueueDef::local("J.OUT"),
+            QueueDef::local("J.BACKOUT"),
+        ],
+    );
+    put_all(
+        &s.qm,
+        "J.IN",
+        &[r#"{"a":"#.to_string(), r#"{"ok":1}"#.to_string()],
+    );
+    let b = Bench::new(
+        "nodes:\n  in: { type: MQInput, queue: J.IN, domain: JSON, parse_timing: immediate, wires: { out: [out] } }\n  out: { type: MQOutput, queue: J.OUT }\n",
+        s.qm.clone(),
+    );
+    let running = b.flow.start();
+    wait_for("both messages to leave the input queue", || {
+        s.qm.depth("J.OUT").unwrap() == 1 && s.qm.depth("J.BACKOUT").unwrap() == 1
+    });
+    running.stop();
+    assert_eq!(s.qm.depth("J.IN").unwrap(), 0);
+    assert_eq!(drain(&s.qm, "J.OUT"), [r#"{"ok":1}"#]);
+    let m = s.qm.get("J.BACKOUT", &GetOptions::new()).unwrap().unwrap();
+    assert_eq!(&m.body[..], br#"{"a":"#, "the bytes as they came");
+    assert_eq!(
+        m.md.backout_count, 2,
+        "backed out up to the threshold, no further"
+    );
+}
+
+#[test]
 fn a_batch_is_committed_when_the_queue_is_idle_or_its_interval_ends_or_the_flow_stops() {
     let s = stored(
         "idle",
@@ -223,14 +261,13 @@ fn a_batch_is_committed_when_the_queue_is_idle_or_its_interval_ends_or_the_flow_
     wait_for("the message to be taken", || {
         s.qm.depth("J.IN").unwrap() == 0
     });
-    assert_eq!(
-        s.qm.depth("J.OUT").unwrap(),
-        0,
-        "held until the interval ends"
-    );
-    wait_for("the interval's commit", || {
-        s.qm.depth("J.OUT").unwrap() == 1
-    });
+    let visible = || {
+        s.qm.browse("J.OUT", &GetOptions::new(), &mut BrowseCursor::new())
+            .unwrap()
+            .is_some()
+    };
+    assert!(!visible(), "held until the interval ends");
+    wait_for("the interval's commit", visible);
     running.stop();
 
     // A flow that stops commits what it has processed.

@@ -40,7 +40,7 @@ fn put_time(s: &str) -> Option<i64> {
 }
 
 /// Build the message assembly for a message taken from a queue.
-pub fn to_tree(m: sluice_qm::Message, parsing: &BodyParsing) -> Result<Message, NodeError> {
+pub fn to_tree(m: &sluice_qm::Message, parsing: &BodyParsing) -> Result<Message, NodeError> {
     let mut msg = Message::new();
     let t = &mut msg.root;
     let r = t.root();
@@ -135,7 +135,7 @@ pub fn to_tree(m: sluice_qm::Message, parsing: &BodyParsing) -> Result<Message, 
             t.create_last_child(usr, field_type::NAME_VALUE, n, v)?;
         }
     }
-    parsing.attach(&mut msg.root, m.body)?;
+    parsing.attach(&mut msg.root, m.body.clone())?;
     Ok(msg)
 }
 

@@ -239,38 +239,43 @@ impl MqInput {
         let (threshold, boq) = self.backout_threshold();
         let backed_out = uow.is_some() && m.md.backout_count >= threshold;
         let alone = m.md.backout_count > 0;
-        let original = backed_out.then(|| m.clone());
         let mut inv = Invocation::new();
         if let Some(u) = uow {
             inv.insert(MqTransaction(u));
         }
-        let mut msg = match headers::to_tree(m, &self.parsing) {
-            Ok(msg) => msg,
-            Err(e) => {
-                let end = End {
-                    backed_out: None,
-                    boq: &boq,
-                    mark,
-                };
-                self.finish(runner, &mut inv, Err(e), end);
-                return true;
-            }
+        // A body that does not parse (parse timing immediate or complete) is this node's
+        // failure: the message, its body as BLOB, goes to the failure terminal, or is backed
+        // out, and so reaches the backout threshold like any other (never retried for ever).
+        let (mut msg, parse_error) = match headers::to_tree(&m, &self.parsing) {
+            Ok(msg) => (msg, None),
+            Err(e) => match headers::to_tree(&m, &BodyParsing::blob()) {
+                Ok(msg) => (msg, Some(e)),
+                Err(_) => {
+                    let end = End {
+                        backed_out: backed_out.then(|| m.clone()),
+                        boq: &boq,
+                        mark,
+                    };
+                    self.finish(runner, &mut inv, Err(e), end);
+                    return true;
+                }
+            },
         };
+        let original = backed_out.then_some(m);
         let result = if backed_out {
-            let mut e = NodeError::recoverable(format!(
+            let mut text = format!(
                 "the message was backed out {} times (threshold {threshold})",
                 msg_backouts(&mut msg)
-            ));
-            e.exception.label.clone_from(&self.label);
-            e.exception.node_type = "MQInput".into();
-            if runner.is_wired(T_FAILURE) {
-                e.exception
-                    .write_to(&mut msg.exception_list)
-                    .map_err(NodeError::from)
-                    .and_then(|_| runner.invoke(&mut inv, T_FAILURE, &mut msg))
-            } else {
-                Err(e)
+            );
+            if let Some(e) = &parse_error {
+                text.push_str(&format!(
+                    "; its body does not parse: {}",
+                    e.exception.describe()
+                ));
             }
+            self.fail(runner, &mut inv, &mut msg, NodeError::recoverable(text))
+        } else if let Some(e) = parse_error {
+            self.fail(runner, &mut inv, &mut msg, e)
         } else {
             match runner.invoke(&mut inv, T_OUT, &mut msg) {
                 Err(e) if runner.is_wired(T_CATCH) => e
@@ -303,6 +308,26 @@ impl MqInput {
             }
         }
         true
+    }
+
+    /// This node's own failure: to the failure terminal with `e` in the ExceptionList when
+    /// that is wired, else the error (backing the message out).
+    fn fail(
+        &self,
+        runner: &mut dyn InstanceRunner,
+        inv: &mut Invocation,
+        msg: &mut sluice_node_api::Message,
+        mut e: NodeError,
+    ) -> Result<(), NodeError> {
+        e.exception.label.clone_from(&self.label);
+        e.exception.node_type = "MQInput".into();
+        if !runner.is_wired(T_FAILURE) {
+            return Err(e);
+        }
+        e.exception
+            .write_to(&mut msg.exception_list)
+            .map_err(NodeError::from)
+            .and_then(|_| runner.invoke(inv, T_FAILURE, msg))
     }
 
     fn commit_batch(&self, b: Batch) {

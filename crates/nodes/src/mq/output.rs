@@ -445,7 +445,7 @@ impl Node for MqGet {
         match got {
             None => ctx.propagate(Terminal(2), msg),
             Some(m) => {
-                let mut out = headers::to_tree(m, &self.parsing)?;
+                let mut out = headers::to_tree(&m, &self.parsing)?;
                 out.local_environment = msg.local_environment.clone();
                 out.exception_list = msg.exception_list.clone();
                 ctx.propagate(Terminal(1), &mut out)
