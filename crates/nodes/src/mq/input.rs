@@ -7,7 +7,10 @@
 //! `automatic` — transactional when the message is persistent. A message whose backout count has
 //! reached the queue's backout threshold (1 when the queue sets none) is not processed again: it
 //! goes to the `failure` terminal when that is wired, else to the queue's backout requeue queue,
-//! else to the dead-letter queue.
+//! else to the dead-letter queue. A body that does not parse (parse timing `immediate` or
+//! `complete`) is this node's failure: the message, its body as BLOB, goes to the `failure`
+//! terminal with the parser's exception when that is wired, else it is backed out like any
+//! failed message, and so reaches the backout queue at the threshold.
 //!
 //! `commit_count` > 1 takes several messages under one unit of work, committed when that many
 //! were processed, when the queue has no message ready (or none came within
