@@ -16,6 +16,11 @@
 //!   `ibm-mq-md-messageId`, `ibm-mq-md-correlationId`, `ibm-mq-md-persistence`,
 //!   `ibm-mq-md-expiry`, `ibm-mq-md-replyTo`, `ibm-mq-md-priority` and an `ibm-mq-usr-NAME`
 //!   per property (text outside ASCII as JSON `\uXXXX` escapes); 204 when no message.
+//! * Text content types must be UTF-8 (415 for another `charset`, 400 for invalid bytes); a get
+//!   answers a text (MQSTR) message as UTF-8 (ISO-8859-1, CCSID 819, converted) and others as
+//!   `application/octet-stream`.
+//! * Without anonymous access every request needs HTTP basic credentials of a configured user
+//!   or a bearer token (401 with `WWW-Authenticate` otherwise).
 //! * Errors: 400 bad request, 403 put/get inhibited, 404 unknown queue manager or queue,
 //!   405 other methods, 413 message too long, 503 queue full or storage problem; the body is
 //!   IBM's JSON error shape `{"error":[{"type":"rest","msgId":…,"message":…,"reasonCode":…}]}`.
@@ -30,6 +35,7 @@ use crate::model::{
     BrowseCursor, GetOptions, ID_NONE, Message, Persistence, PropertyValue, PutOptions,
     id_from_hex, id_from_text, id_to_hex,
 };
+use crate::net::AuthConfig;
 
 /// An HTTP response for the server to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,14 +129,58 @@ fn parse_path(path: &str) -> Option<(String, String)> {
     }
 }
 
-/// Handle one REST messaging request.
+/// Whether the request carries credentials the queue manager accepts (HTTP basic
+/// `user:password`, or a bearer token), checked as the client protocol's CONNECT is; any
+/// request passes when the queue manager allows anonymous connections.
+fn authenticated(auth: &AuthConfig, headers: &[(String, String)]) -> bool {
+    use base64::Engine;
+    if auth.allow_anonymous {
+        return true;
+    }
+    let Some((scheme, value)) = header(headers, "authorization").and_then(|v| v.split_once(' '))
+    else {
+        return false;
+    };
+    let value = value.trim();
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return !value.is_empty() && auth.check("", "", value);
+    }
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return false;
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(value)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|up| {
+            let (user, password) = up.split_once(':')?;
+            Some(!user.is_empty() && auth.check(user, password, ""))
+        })
+        .unwrap_or(false)
+}
+
+/// Handle one REST messaging request, from a client that `auth` must accept.
 pub fn handle(
     qm: &QueueManager,
+    auth: &AuthConfig,
     method: &str,
     path: &str,
     headers: &[(String, String)],
     body: Bytes,
 ) -> RestResponse {
+    if !authenticated(auth, headers) {
+        let mut r = error(
+            401,
+            "MQWB0103E",
+            "Not authorized: give the queue manager's user and password (HTTP basic) or a token (Bearer)",
+            Some(2035),
+        );
+        r.headers.push((
+            "WWW-Authenticate".into(),
+            format!("Basic realm=\"{}\"", qm.name()),
+        ));
+        return r;
+    }
     let (path, query) = path.split_once('?').unwrap_or((path, ""));
     let Some((qmgr, queue)) = parse_path(path) else {
         return error(
@@ -205,6 +255,20 @@ fn property_to_json(v: &PropertyValue) -> String {
     }
 }
 
+/// The body of a text (MQSTR) message as UTF-8: as it is when it is UTF-8, converted from
+/// ISO-8859-1 (CCSID 819); `None` for other messages, sent as bytes.
+fn text_as_utf8(m: &Message) -> Option<Bytes> {
+    if m.md.format.trim_end() != "MQSTR" {
+        return None;
+    }
+    if m.md.coded_char_set_id == 819 {
+        return Some(Bytes::from(
+            m.body.iter().map(|&b| char::from(b)).collect::<String>(),
+        ));
+    }
+    std::str::from_utf8(&m.body).ok().map(|_| m.body.clone())
+}
+
 /// A property name that can be part of a header name.
 fn header_safe(name: &str) -> bool {
     !name.is_empty()
@@ -214,13 +278,37 @@ fn header_safe(name: &str) -> bool {
 }
 
 fn put(qm: &QueueManager, queue: &str, headers: &[(String, String)], body: Bytes) -> RestResponse {
-    let mut m = Message::new(body);
     let ct = header(headers, "content-type")
         .unwrap_or("text/plain")
         .to_ascii_lowercase();
     let text = ct.starts_with("text/")
         || ct.starts_with("application/json")
         || ct.starts_with("application/xml");
+    // Text is stored as UTF-8 (CCSID 1208) and said to be so on get: other character sets
+    // are refused rather than mislabelled.
+    if text {
+        let charset = ct.split(';').skip(1).find_map(|p| {
+            let (k, v) = p.split_once('=')?;
+            (k.trim() == "charset").then(|| v.trim().trim_matches('"').to_string())
+        });
+        if let Some(cs) = charset.filter(|cs| cs != "utf-8" && cs != "utf8") {
+            return error(
+                415,
+                "MQWB0305E",
+                &format!("The character set {cs} is not acceptable for the request: send utf-8"),
+                None,
+            );
+        }
+        if std::str::from_utf8(&body).is_err() {
+            return error(
+                400,
+                "MQWB0305E",
+                "The body is not valid UTF-8 text, as its content type says",
+                None,
+            );
+        }
+    }
+    let mut m = Message::new(body);
     m.md.format = if text {
         "MQSTR   ".into()
     } else {
@@ -379,13 +467,15 @@ fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestRespons
             body: Bytes::new(),
             retry_until,
         },
-        Ok(Some(m)) => {
-            let md = &m.md;
-            let ct = if md.format.trim_end() == "MQSTR" {
-                "text/plain;charset=utf-8"
-            } else {
-                "application/octet-stream"
+        Ok(Some(mut m)) => {
+            let ct = match text_as_utf8(&m) {
+                Some(utf8) => {
+                    m.body = utf8;
+                    "text/plain;charset=utf-8"
+                }
+                None => "application/octet-stream",
             };
+            let md = &m.md;
             let mut h = vec![
                 ("Content-Type".to_string(), ct.to_string()),
                 ("ibm-mq-md-messageId".into(), id_to_hex(&md.msg_id)),
@@ -461,7 +551,14 @@ mod tests {
             ("ibm-mq-md-expiry", "60000"),
             ("ibm-mq-md-replyTo", "REPLY.Q@QM2"),
         ]);
-        let r = handle(&qm, "POST", P, &hdrs, Bytes::from("Hello World!"));
+        let r = handle(
+            &qm,
+            &AuthConfig::anonymous(),
+            "POST",
+            P,
+            &hdrs,
+            Bytes::from("Hello World!"),
+        );
         assert_eq!(r.status, 201, "{:?}", r.body);
         let id = r
             .headers
@@ -472,6 +569,7 @@ mod tests {
             .clone();
         let r = handle(
             &qm,
+            &AuthConfig::anonymous(),
             "DELETE",
             &format!("{P}?messageId={id}&wait=10"),
             &[],
@@ -500,17 +598,32 @@ mod tests {
             .parse()
             .expect("number");
         assert!(exp > 0 && exp <= 60000);
-        let r = handle(&qm, "DELETE", P, &[], Bytes::new());
+        let r = handle(
+            &qm,
+            &AuthConfig::anonymous(),
+            "DELETE",
+            P,
+            &[],
+            Bytes::new(),
+        );
         assert_eq!(r.status, 204);
     }
 
     #[test]
     fn errors_have_ibm_statuses() {
         let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
-        let r = handle(&qm, "POST", P, &[], Bytes::from("x"));
+        let r = handle(
+            &qm,
+            &AuthConfig::anonymous(),
+            "POST",
+            P,
+            &[],
+            Bytes::from("x"),
+        );
         assert_eq!(r.status, 404);
         let r = handle(
             &qm,
+            &AuthConfig::anonymous(),
             "POST",
             "/ibmmq/rest/v1/messaging/qmgr/OTHER/queue/Q/message",
             &[],
@@ -522,11 +635,34 @@ mod tests {
             ..QueueDef::local("DEV.QUEUE.1")
         })
         .expect("define");
-        assert_eq!(handle(&qm, "POST", P, &[], Bytes::from("1")).status, 201);
-        assert_eq!(handle(&qm, "POST", P, &[], Bytes::from("2")).status, 503);
         assert_eq!(
             handle(
                 &qm,
+                &AuthConfig::anonymous(),
+                "POST",
+                P,
+                &[],
+                Bytes::from("1")
+            )
+            .status,
+            201
+        );
+        assert_eq!(
+            handle(
+                &qm,
+                &AuthConfig::anonymous(),
+                "POST",
+                P,
+                &[],
+                Bytes::from("2")
+            )
+            .status,
+            503
+        );
+        assert_eq!(
+            handle(
+                &qm,
+                &AuthConfig::anonymous(),
                 "POST",
                 P,
                 &h(&[("ibm-mq-md-persistence", "maybe")]),
@@ -535,14 +671,26 @@ mod tests {
             .status,
             400
         );
-        assert_eq!(handle(&qm, "PUT", P, &[], Bytes::new()).status, 405);
         assert_eq!(
-            handle(&qm, "DELETE", &format!("{P}?wait=abc"), &[], Bytes::new()).status,
+            handle(&qm, &AuthConfig::anonymous(), "PUT", P, &[], Bytes::new()).status,
+            405
+        );
+        assert_eq!(
+            handle(
+                &qm,
+                &AuthConfig::anonymous(),
+                "DELETE",
+                &format!("{P}?wait=abc"),
+                &[],
+                Bytes::new()
+            )
+            .status,
             400
         );
         assert_eq!(
             handle(
                 &qm,
+                &AuthConfig::anonymous(),
                 "DELETE",
                 &format!("{P}?correlationId=zz"),
                 &[],
@@ -551,8 +699,88 @@ mod tests {
             .status,
             400
         );
-        assert_eq!(handle(&qm, "GET", P, &[], Bytes::new()).status, 200);
+        assert_eq!(
+            handle(&qm, &AuthConfig::anonymous(), "GET", P, &[], Bytes::new()).status,
+            200
+        );
         assert_eq!(qm.depth("DEV.QUEUE.1").expect("depth"), 1);
+    }
+
+    #[test]
+    fn without_anonymous_access_a_request_needs_the_queue_managers_credentials() {
+        let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
+        qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
+        let auth = AuthConfig {
+            allow_anonymous: false,
+            users: [("app".to_string(), "secret".to_string())].into(),
+            tokens: vec!["tok123".into()],
+        };
+        let post = |creds: Option<&str>| {
+            let hs = creds
+                .map(|c| h(&[("Authorization", c)]))
+                .unwrap_or_default();
+            handle(&qm, &auth, "POST", P, &hs, Bytes::from("x"))
+        };
+        let refused = post(None);
+        assert_eq!(refused.status, 401);
+        assert!(
+            refused
+                .headers
+                .iter()
+                .any(|(n, v)| n == "WWW-Authenticate" && v.starts_with("Basic"))
+        );
+        for bad in [
+            "Basic YXBwOndyb25n",
+            "Bearer nope",
+            "Basic !!!",
+            "Digest x",
+            "Bearer ",
+        ] {
+            assert_eq!(post(Some(bad)).status, 401, "{bad}");
+        }
+        assert_eq!(qm.depth("DEV.QUEUE.1").expect("depth"), 0, "nothing put");
+        assert_eq!(post(Some("Basic YXBwOnNlY3JldA==")).status, 201);
+        assert_eq!(post(Some("bearer tok123")).status, 201);
+        let got = handle(&qm, &auth, "DELETE", P, &[], Bytes::new());
+        assert_eq!(got.status, 401, "gets too");
+        assert_eq!(qm.depth("DEV.QUEUE.1").expect("depth"), 2);
+    }
+
+    #[test]
+    fn text_is_utf8_both_ways() {
+        let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
+        qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
+        let anyone = AuthConfig::anonymous();
+        let post = |ct: &str, body: &'static [u8]| {
+            let hs = h(&[("Content-Type", ct)]);
+            handle(&qm, &anyone, "POST", P, &hs, Bytes::from_static(body)).status
+        };
+        assert_eq!(post("text/plain;charset=iso-8859-1", b"caf\xe9"), 415);
+        assert_eq!(post("text/plain;charset=utf-8", b"caf\xe9"), 400);
+        assert_eq!(qm.depth("DEV.QUEUE.1").expect("depth"), 0);
+        assert_eq!(post("text/plain; charset=UTF-8", "café".as_bytes()), 201);
+        // ISO-8859-1 text put by another application comes out as UTF-8.
+        let mut latin1 = Message::new(&b"caf\xe9"[..]);
+        latin1.md.format = "MQSTR   ".into();
+        latin1.md.coded_char_set_id = 819;
+        qm.put("DEV.QUEUE.1", latin1, &PutOptions::default())
+            .expect("put");
+        let mut bad = Message::new(&b"\xff\xfe"[..]);
+        bad.md.format = "MQSTR   ".into();
+        qm.put("DEV.QUEUE.1", bad, &PutOptions::default())
+            .expect("put");
+        for (body, ct) in [
+            (&"café".as_bytes()[..], "text/plain;charset=utf-8"),
+            ("café".as_bytes(), "text/plain;charset=utf-8"),
+            (b"\xff\xfe", "application/octet-stream"),
+        ] {
+            let r = handle(&qm, &anyone, "DELETE", P, &[], Bytes::new());
+            assert_eq!(&r.body[..], body);
+            assert!(
+                r.headers.contains(&("Content-Type".into(), ct.into())),
+                "{ct}"
+            );
+        }
     }
 
     #[test]
@@ -561,6 +789,7 @@ mod tests {
         qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
         let bad = handle(
             &qm,
+            &AuthConfig::anonymous(),
             "POST",
             P,
             &h(&[("ibm-mq-usr-color", "red")]),
@@ -572,8 +801,26 @@ mod tests {
             ("ibm-mq-usr-count", "7"),
             ("ibm-mq-usr-city", "\"Zürich 😀\""),
         ]);
-        assert_eq!(handle(&qm, "POST", P, &props, Bytes::from("x")).status, 201);
-        let r = handle(&qm, "DELETE", P, &[], Bytes::new());
+        assert_eq!(
+            handle(
+                &qm,
+                &AuthConfig::anonymous(),
+                "POST",
+                P,
+                &props,
+                Bytes::from("x")
+            )
+            .status,
+            201
+        );
+        let r = handle(
+            &qm,
+            &AuthConfig::anonymous(),
+            "DELETE",
+            P,
+            &[],
+            Bytes::new(),
+        );
         assert_eq!(r.status, 200);
         let get = |n: &str| {
             r.headers
@@ -597,11 +844,25 @@ mod tests {
         let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
         qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
         let asked = Instant::now();
-        let r = handle(&qm, "DELETE", &format!("{P}?wait=5000"), &[], Bytes::new());
+        let r = handle(
+            &qm,
+            &AuthConfig::anonymous(),
+            "DELETE",
+            &format!("{P}?wait=5000"),
+            &[],
+            Bytes::new(),
+        );
         assert_eq!(r.status, 204);
         let until = r.retry_until.expect("a time to ask again until");
         assert!(until >= asked + Duration::from_millis(5000));
-        let r = handle(&qm, "DELETE", P, &[], Bytes::new());
+        let r = handle(
+            &qm,
+            &AuthConfig::anonymous(),
+            "DELETE",
+            P,
+            &[],
+            Bytes::new(),
+        );
         assert_eq!((r.status, r.retry_until), (204, None));
     }
 }

@@ -219,9 +219,10 @@ fn serve(
         let admin_state = Arc::new(AdminState {
             deployment: Arc::clone(&deployment),
             registry: Arc::clone(&registry),
-            extensions: vec![
-                Arc::new(queues::RestMessaging(Arc::clone(qm))) as Arc<dyn AdminRoutes>
-            ],
+            extensions: vec![Arc::new(queues::RestMessaging {
+                qm: Arc::clone(qm),
+                auth: queues::auth(&project.settings),
+            }) as Arc<dyn AdminRoutes>],
             in_flight: Arc::clone(admin_in_flight),
         });
         let admin_task = tokio::spawn(serve_admin(admin_l, admin_state, stop_rx));

@@ -82,8 +82,12 @@ pub fn auth(settings: &Settings) -> AuthConfig {
     }
 }
 
-/// The REST messaging API on the admin listener.
-pub struct RestMessaging(pub Arc<QueueManager>);
+/// The REST messaging API on the admin listener, open to the clients the client protocol
+/// accepts.
+pub struct RestMessaging {
+    pub qm: Arc<QueueManager>,
+    pub auth: AuthConfig,
+}
 
 impl AdminRoutes for RestMessaging {
     fn serves(&self, path: &str) -> bool {
@@ -98,7 +102,7 @@ impl AdminRoutes for RestMessaging {
         headers: &[(String, String)],
         body: Bytes,
     ) -> RouteResponse {
-        let r = sluice_qm::rest::handle(&self.0, method, path, headers, body);
+        let r = sluice_qm::rest::handle(&self.qm, &self.auth, method, path, headers, body);
         RouteResponse {
             status: r.status,
             headers: r.headers,
