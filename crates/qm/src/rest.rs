@@ -769,9 +769,10 @@ mod tests {
         bad.md.format = "MQSTR   ".into();
         qm.put("DEV.QUEUE.1", bad, &PutOptions::default())
             .expect("put");
+        let cafe: &[u8] = "café".as_bytes();
         for (body, ct) in [
-            (&"café".as_bytes()[..], "text/plain;charset=utf-8"),
-            ("café".as_bytes(), "text/plain;charset=utf-8"),
+            (cafe, "text/plain;charset=utf-8"),
+            (cafe, "text/plain;charset=utf-8"),
             (b"\xff\xfe", "application/octet-stream"),
         ] {
             let r = handle(&qm, &anyone, "DELETE", P, &[], Bytes::new());
