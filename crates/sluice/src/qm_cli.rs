@@ -152,7 +152,8 @@ enum QmCommand {
         /// Every message, not just one.
         #[arg(long)]
         all: bool,
-        #[arg(long)]
+        /// Write each body to DIR/<msgid>.msg (<msgid>-2.msg... when MsgIds repeat).
+        #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Only a message with this CorrelId: 48 hex digits, or text (padded to 24 bytes).
         #[arg(long)]
@@ -238,6 +239,34 @@ fn message_json(m: &Message) -> serde_json::Value {
         Err(_) => v["body_hex"] = to_hex(&m.body).into(),
     }
     v
+}
+
+/// Write `body` to `DIR/NAME.msg`, or `DIR/NAME-2.msg`, `-3`… when that exists: MsgIds need
+/// not be unique, and no file already there is overwritten.
+fn write_new_file(dir: &std::path::Path, name: &str, body: &[u8]) -> Result<()> {
+    for n in 1u32..=u32::MAX {
+        let p = match n {
+            1 => dir.join(format!("{name}.msg")),
+            n => dir.join(format!("{name}-{n}.msg")),
+        };
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(mut f) => {
+                let written = f.write_all(body).and_then(|_| f.sync_all());
+                if written.is_err() {
+                    // The message stays on its queue: no half-written copy is left behind.
+                    let _ = std::fs::remove_file(&p);
+                }
+                return written.with_context(|| format!("cannot write {}", p.display()));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", p.display())),
+        }
+    }
+    bail!("no free file name for {name} in {}", dir.display())
 }
 
 /// Exit status when a get found no message (MQRC 2033).
@@ -451,11 +480,7 @@ fn execute(a: QmArgs) -> Result<()> {
             let mut n = 0u64;
             while let Some(m) = c.get_syncpoint(&queue, &opts)? {
                 let written = match &dir {
-                    Some(d) => {
-                        let p = d.join(format!("{}.msg", id_to_hex(&m.md.msg_id)));
-                        std::fs::write(&p, &m.body)
-                            .with_context(|| format!("cannot write {}", p.display()))
-                    }
+                    Some(d) => write_new_file(d, &id_to_hex(&m.md.msg_id), &m.body),
                     None if a.json => writeln!(out, "{}", message_json(&m))
                         .and_then(|_| out.flush())
                         .context("cannot write to standard output"),

@@ -346,6 +346,41 @@ fn cli_get_takes_a_message_only_once_it_is_written_and_selects_and_shows_binary_
 }
 
 #[test]
+fn cli_get_out_keeps_every_message_when_msg_ids_repeat() {
+    let s = Server::start(&samples_dir());
+    let dir = TempDir::new("cli-dup");
+    let mut c = client(&s);
+    let same = PutOptions {
+        new_msg_id: false,
+        ..PutOptions::default()
+    };
+    for body in ["first", "second", "third"] {
+        let mut m = Message::new(body);
+        m.md.msg_id = sluice_qm::id_from_str("SAME");
+        c.put("SAMPLES.OUT", &m, &same).unwrap();
+    }
+    let out = dir.path().join("out");
+    let o = qm(
+        &s,
+        &[
+            "get",
+            "SAMPLES.OUT",
+            "--all",
+            "--out",
+            &out.display().to_string(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let mut bodies: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    bodies.sort();
+    assert_eq!(bodies, ["first", "second", "third"]);
+    assert_eq!(c.depth("SAMPLES.OUT").unwrap(), 0);
+}
+
+#[test]
 fn cli_errors_are_json_objects_with_the_mq_reason_code_under_json() {
     let s = Server::start(&samples_dir());
     let json_error = |o: &std::process::Output| -> serde_json::Value {
