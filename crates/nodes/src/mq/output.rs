@@ -64,6 +64,15 @@ pub static MQ_OUTPUT: NodeSpec = NodeSpec {
             doc: "Where to put: the `queue`, the message's ReplyToQ, or every queue in \
                   `LocalEnvironment.Destination.MQ.DestinationData[*].queueName`.",
         },
+        PropSpec {
+            name: "new_msg_id",
+            kind: PropKind::Boolean,
+            default: Some("false"),
+            required: false,
+            doc: "Have the queue manager generate a new MsgId. Off (the product's default), the \
+                  MsgId of `Root.MQMD` is kept, and one is generated only when it is all zeros \
+                  (MQMI_NONE).",
+        },
         PERSISTENCE,
         TRANSACTION,
     ],
@@ -144,6 +153,8 @@ struct MqOutput {
     reply: bool,
     persistence: Option<Persistence>,
     transactional: Option<bool>,
+    /// Generate a new MsgId (always so for MQReply).
+    new_msg_id: bool,
 }
 
 fn build_output(c: &NodeConfig, b: &BuildContext, reply: bool) -> Result<NodeImpl, ConfigError> {
@@ -188,6 +199,7 @@ fn build_output(c: &NodeConfig, b: &BuildContext, reply: bool) -> Result<NodeImp
         reply,
         persistence,
         transactional,
+        new_msg_id: reply || c.bool("new_msg_id"),
     })))
 }
 
@@ -262,7 +274,9 @@ impl Node for MqOutput {
             qmsg.md.correl_id = qmsg.md.msg_id;
             qmsg.md.msg_type = msg_type::REPLY;
         }
-        qmsg.md.msg_id = sluice_qm::ID_NONE;
+        if self.new_msg_id {
+            qmsg.md.msg_id = sluice_qm::ID_NONE;
+        }
         if let Some(p) = self.persistence {
             qmsg.md.persistence = p;
         }

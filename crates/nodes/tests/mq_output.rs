@@ -1,0 +1,40 @@
+//! MQOutput's MsgId: kept from `Root.MQMD` by default (the product's "New message ID" off),
+//! generated with `new_msg_id: true`.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Bench;
+use sluice_qm::{GetOptions, Message, PutOptions, QmConfig, QueueDef, QueueManager};
+
+#[test]
+fn mq_output_keeps_the_msg_id_unless_asked_for_a_new_one() {
+    let qm = QueueManager::open_in_memory(QmConfig::default()).expect("a queue manager");
+    for q in ["O.IN", "O.KEPT", "O.NEW"] {
+        qm.define(QueueDef::local(q)).expect("define");
+    }
+    let b = Bench::new(
+        "nodes:\n  in: { type: MQInput, queue: O.IN, wires: { out: [kept] } }\n  kept: { type: MQOutput, queue: O.KEPT, wires: { out: [new] } }\n  new: { type: MQOutput, queue: O.NEW, new_msg_id: true }\n",
+        qm.clone(),
+    );
+    let mut m = Message::new("x");
+    m.md.msg_id = sluice_qm::id_from_str("CHOSEN BY THE SENDER");
+    qm.put("O.IN", m, &PutOptions::default()).expect("put");
+    let running = b.flow.start();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while qm.depth("O.NEW").expect("depth") == 0 {
+        assert!(Instant::now() < deadline, "the flow never put");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    running.stop();
+    let get = |q: &str| {
+        qm.get(q, &GetOptions::new())
+            .expect("get")
+            .expect("a message")
+    };
+    let chosen = sluice_qm::id_from_str("CHOSEN BY THE SENDER");
+    assert_eq!(get("O.KEPT").md.msg_id, chosen);
+    let fresh = get("O.NEW").md.msg_id;
+    assert!(fresh != chosen && fresh != sluice_qm::ID_NONE);
+}
