@@ -16,6 +16,7 @@ mod exec;
 mod fast;
 mod field_types;
 mod ir;
+mod mq_constants;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

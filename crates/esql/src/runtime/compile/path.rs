@@ -4,10 +4,10 @@ use sluice_esql_scalar::Value;
 
 use super::Cx;
 use super::scope::Binding;
-use crate::runtime::field_types;
 use crate::runtime::ir::{
     Ex, Head, IndexIr, NameMatch, NsMatch, Path, Step, TypeMatch, VarKind, trees,
 };
+use crate::runtime::{field_types, mq_constants};
 use crate::syntax::ast::{self, FieldRef, ModuleKind, NameSpec, NamespaceSpec, PathStep};
 
 /// Options of ASBITSTREAM and PARSE, and other bare words the product defines as constants.
@@ -96,6 +96,9 @@ impl Cx<'_> {
                             }
                             if let Some((_, v)) = WORD_CONSTANTS.iter().find(|(n, _)| *n == name) {
                                 return Ex::Const(Value::Integer(*v));
+                            }
+                            if let Some(v) = mq_constants::value(name) {
+                                return Ex::Const(v);
                             }
                             if !self.db_alias.is_empty() {
                                 return Ex::Column(name.to_string());

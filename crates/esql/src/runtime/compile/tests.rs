@@ -38,6 +38,28 @@ fn constants_fold_at_compile_time() {
 }
 
 #[test]
+fn mq_constants_are_known_by_name() {
+    let c = compile(&module(
+        "  SET OutputRoot.MQMD.Persistence = MQPER_PERSISTENT;\n  SET OutputRoot.MQMD.Format = MQFMT_STRING;\n  SET OutputRoot.MQMD.MsgType = MQMT_REPLY + 0;",
+    ));
+    let values: Vec<&Ex> = main_body(&c)
+        .iter()
+        .filter_map(|s| match &s.kind {
+            Sk::Set { value, .. } => Some(value),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        values,
+        [
+            &Ex::Const(Value::Integer(1)),
+            &Ex::Const(Value::Character("MQSTR   ".into())),
+            &Ex::Const(Value::Integer(2)),
+        ]
+    );
+}
+
+#[test]
 fn variables_resolve_to_slots_and_scopes_reuse_them() {
     let c = compile(&module(
         "  DECLARE a INTEGER 1;\n  IF a = 1 THEN DECLARE b INTEGER 2; SET b = 3; END IF;\n  DECLARE c INTEGER 4;\n  SET c = a;",
