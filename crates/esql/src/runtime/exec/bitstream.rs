@@ -24,6 +24,16 @@ fn json() -> Arc<sluice_parsers::json::JsonParser> {
 }
 
 /// The parser of a domain name, for DOMAIN clauses and serialising built trees.
+/// Header domains: folders the nodes read by name, with no parser of their own.
+const HEADER_DOMAINS: &[&str] = &[
+    "MQMD",
+    "MQRFH2",
+    "HTTPInputHeader",
+    "HTTPRequestHeader",
+    "HTTPReplyHeader",
+    "HTTPResponseHeader",
+];
+
 pub(crate) fn parser_for(domain: &str) -> Option<Arc<dyn Parser>> {
     let is = |name: &str| domain.eq_ignore_ascii_case(name);
     if is("XMLNSC") || is("XMLNS") || is("XML") {
@@ -98,11 +108,17 @@ impl<'a> Exec<'a> {
         Ok(Value::Blob(Bytes::from(out)))
     }
 
-    /// Make the element at `l` the root of `domain`, so serialisers recognise it.
+    /// Make the element at `l` the root of `domain`, so serialisers recognise it. A header
+    /// domain (`MQMD`, `MQRFH2`, the HTTP headers) is a plain folder here, which the nodes read
+    /// by its name: `CREATE … DOMAIN('MQMD') NAME 'MQMD'` builds one as in the product.
     pub fn mark_domain(&mut self, l: Loc, domain: &str) -> R<()> {
+        if HEADER_DOMAINS.contains(&domain) {
+            return Ok(());
+        }
         let Some(p) = parser_for(domain) else {
             return Err(RtError::general(format!(
-                "unknown domain '{domain}' (XMLNSC, JSON and BLOB are known)"
+                "unknown domain '{domain}' (XMLNSC, JSON, BLOB and the headers {} are known)",
+                HEADER_DOMAINS.join(", ")
             )));
         };
         let t = self.tree(l.tree)?;
