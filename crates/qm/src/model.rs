@@ -287,6 +287,32 @@ impl QueueDef {
     }
 }
 
+/// The identity and origin context the queue manager gives a put that does not set all
+/// context itself (MQ's default context): the user who put it (UserIdentifier, 12
+/// characters in MQ) and the program (PutApplName, 28); ApplIdentityData is cleared.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PutContext {
+    user: String,
+    appl_name: String,
+}
+
+impl PutContext {
+    /// A context for `user` running `appl_name`, cut to MQ's field lengths.
+    pub fn new(user: &str, appl_name: &str) -> PutContext {
+        PutContext {
+            user: user.chars().take(12).collect(),
+            appl_name: appl_name.chars().take(28).collect(),
+        }
+    }
+
+    /// Give `msg` this context.
+    pub fn apply(&self, msg: &mut Message) {
+        msg.md.user_identifier.clone_from(&self.user);
+        msg.md.put_appl_name.clone_from(&self.appl_name);
+        msg.md.appl_identity_data.clear();
+    }
+}
+
 /// Options for a put.
 #[derive(Debug, Clone, Default)]
 pub struct PutOptions {

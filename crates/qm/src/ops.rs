@@ -180,6 +180,11 @@ impl QueueManager {
         if msg.md.msg_id == ID_NONE || opts.new_msg_id {
             msg.md.msg_id = self.new_msg_id(seq);
         }
+        // A reply-to queue without a queue manager is one of this queue manager's, as MQ
+        // fills it in.
+        if !msg.md.reply_to_q.is_empty() && msg.md.reply_to_qmgr.trim().is_empty() {
+            msg.md.reply_to_qmgr = self.name().to_string();
+        }
         let now = now_ms();
         if !opts.set_all_context || msg.md.put_date.is_empty() {
             let (d, t) = put_date_time(now);

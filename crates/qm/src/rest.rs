@@ -32,7 +32,7 @@ use bytes::Bytes;
 use crate::error::QmError;
 use crate::manager::QueueManager;
 use crate::model::{
-    BrowseCursor, GetOptions, ID_NONE, Message, Persistence, PropertyValue, PutOptions,
+    BrowseCursor, GetOptions, ID_NONE, Message, Persistence, PropertyValue, PutContext, PutOptions,
     id_from_hex, id_from_text, id_to_hex,
 };
 use crate::net::AuthConfig;
@@ -129,34 +129,32 @@ fn parse_path(path: &str) -> Option<(String, String)> {
     }
 }
 
-/// Whether the request carries credentials the queue manager accepts (HTTP basic
-/// `user:password`, or a bearer token), checked as the client protocol's CONNECT is; any
-/// request passes when the queue manager allows anonymous connections.
-fn authenticated(auth: &AuthConfig, headers: &[(String, String)]) -> bool {
+/// PutApplName of the messages the REST API puts.
+const REST_APPL_NAME: &str = "sluice REST messaging";
+
+/// The user a request is made as, when it carries credentials the queue manager accepts
+/// (HTTP basic `user:password`, or a bearer token: then no name), checked as the client
+/// protocol's CONNECT is; `None` when it must not be served. Without credentials a request
+/// passes, as nobody, when the queue manager allows anonymous connections.
+fn authenticated(auth: &AuthConfig, headers: &[(String, String)]) -> Option<String> {
     use base64::Engine;
-    if auth.allow_anonymous {
-        return true;
-    }
     let Some((scheme, value)) = header(headers, "authorization").and_then(|v| v.split_once(' '))
     else {
-        return false;
+        return auth.allow_anonymous.then(String::new);
     };
     let value = value.trim();
     if scheme.eq_ignore_ascii_case("bearer") {
-        return !value.is_empty() && auth.check("", "", value);
+        return (!value.is_empty() && auth.check("", "", value)).then(String::new);
     }
     if !scheme.eq_ignore_ascii_case("basic") {
-        return false;
+        return auth.allow_anonymous.then(String::new);
     }
-    base64::engine::general_purpose::STANDARD
+    let decoded = base64::engine::general_purpose::STANDARD
         .decode(value)
         .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|up| {
-            let (user, password) = up.split_once(':')?;
-            Some(!user.is_empty() && auth.check(user, password, ""))
-        })
-        .unwrap_or(false)
+        .and_then(|b| String::from_utf8(b).ok())?;
+    let (user, password) = decoded.split_once(':')?;
+    (!user.is_empty() && auth.check(user, password, "")).then(|| user.to_string())
 }
 
 /// Handle one REST messaging request, from a client that `auth` must accept.
@@ -168,7 +166,7 @@ pub fn handle(
     headers: &[(String, String)],
     body: Bytes,
 ) -> RestResponse {
-    if !authenticated(auth, headers) {
+    let Some(user) = authenticated(auth, headers) else {
         let mut r = error(
             401,
             "MQWB0103E",
@@ -180,7 +178,7 @@ pub fn handle(
             format!("Basic realm=\"{}\"", qm.name()),
         ));
         return r;
-    }
+    };
     let (path, query) = path.split_once('?').unwrap_or((path, ""));
     let Some((qmgr, queue)) = parse_path(path) else {
         return error(
@@ -199,7 +197,13 @@ pub fn handle(
         );
     }
     match method {
-        "POST" => put(qm, &queue, headers, body),
+        "POST" => put(
+            qm,
+            &queue,
+            headers,
+            body,
+            &PutContext::new(&user, REST_APPL_NAME),
+        ),
         "DELETE" | "GET" => get(qm, &queue, query, method == "GET"),
         _ => {
             let mut r = error(
@@ -277,7 +281,13 @@ fn header_safe(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
-fn put(qm: &QueueManager, queue: &str, headers: &[(String, String)], body: Bytes) -> RestResponse {
+fn put(
+    qm: &QueueManager,
+    queue: &str,
+    headers: &[(String, String)],
+    body: Bytes,
+    context: &PutContext,
+) -> RestResponse {
     let ct = header(headers, "content-type")
         .unwrap_or("text/plain")
         .to_ascii_lowercase();
@@ -309,6 +319,7 @@ fn put(qm: &QueueManager, queue: &str, headers: &[(String, String)], body: Bytes
         }
     }
     let mut m = Message::new(body);
+    context.apply(&mut m);
     m.md.format = if text {
         "MQSTR   ".into()
     } else {
@@ -744,6 +755,13 @@ mod tests {
         let got = handle(&qm, &auth, "DELETE", P, &[], Bytes::new());
         assert_eq!(got.status, 401, "gets too");
         assert_eq!(qm.depth("DEV.QUEUE.1").expect("depth"), 2);
+        // Put as the user the credentials named, by the REST API.
+        let m = qm
+            .get("DEV.QUEUE.1", &GetOptions::new())
+            .expect("get")
+            .expect("msg");
+        assert_eq!(m.md.user_identifier, "app");
+        assert_eq!(m.md.put_appl_name, REST_APPL_NAME);
     }
 
     #[test]

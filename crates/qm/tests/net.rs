@@ -177,6 +177,65 @@ fn waiting_get_does_not_block_other_clients_and_request_reply_works() {
 }
 
 #[test]
+fn the_queue_manager_sets_who_put_a_message_unless_the_client_sets_all_context() {
+    let auth = AuthConfig {
+        allow_anonymous: true,
+        users: HashMap::from([("app".to_string(), "secret".to_string())]),
+        tokens: Vec::new(),
+    };
+    let (qm, s) = server(auth);
+    qm.define(QueueDef::local("Q")).expect("define");
+    let creds = Credentials {
+        user: "app".into(),
+        password: "secret".into(),
+        token: String::new(),
+    };
+    let mut c = Client::connect(&s.local_addr().to_string(), creds).expect("connect");
+    let mut m = Message::new("x");
+    m.md.user_identifier = "mqm".into();
+    m.md.put_appl_name = "forged".into();
+    m.md.appl_identity_data = "forged".into();
+    m.md.reply_to_q = "REPLIES".into();
+    c.put("Q", &m, &PutOptions::default()).expect("put");
+    let all = PutOptions {
+        set_all_context: true,
+        ..PutOptions::default()
+    };
+    c.put("Q", &m, &all).expect("put setting all context");
+    let got = qm.get("Q", &GetOptions::new()).expect("get").expect("msg");
+    let program = std::env::current_exe().expect("exe");
+    let program: String = program
+        .file_name()
+        .expect("a file name")
+        .to_string_lossy()
+        .chars()
+        .take(28)
+        .collect();
+    assert_eq!(got.md.user_identifier, "app", "the authenticated user");
+    assert_eq!(got.md.put_appl_name, program);
+    assert_eq!(got.md.appl_identity_data, "");
+    assert_eq!(
+        got.md.reply_to_qmgr, "SLUICE",
+        "filled in by the queue manager"
+    );
+    let kept = qm.get("Q", &GetOptions::new()).expect("get").expect("msg");
+    assert_eq!(
+        (
+            kept.md.user_identifier.as_str(),
+            kept.md.put_appl_name.as_str()
+        ),
+        ("mqm", "forged"),
+        "set all context keeps what the application gave"
+    );
+    // Without credentials, the user the client runs as.
+    let mut anon = client(&s);
+    anon.put("Q", &Message::new("y"), &PutOptions::default())
+        .expect("put");
+    let got = qm.get("Q", &GetOptions::new()).expect("get").expect("msg");
+    assert!(!got.md.user_identifier.is_empty());
+}
+
+#[test]
 fn authentication_by_password_and_token() {
     let auth = AuthConfig {
         allow_anonymous: false,

@@ -21,7 +21,7 @@ use super::{
 use crate::codec::{self, DecodeError, Reader};
 use crate::error::{QmError, Result};
 use crate::manager::QueueManager;
-use crate::model::{BrowseCursor, GetOptions, PutOptions, QueueDef};
+use crate::model::{BrowseCursor, GetOptions, PutContext, PutOptions, QueueDef};
 use crate::ops::{Staged, Taken};
 use crate::uow::UnitOfWork;
 
@@ -325,6 +325,8 @@ pub(super) struct Conn {
     /// Longest a get may wait (`None` = as asked); set only when serving bytes from memory,
     /// where no other client can ever satisfy the wait.
     max_wait: Option<Duration>,
+    /// The identity and origin context the queue manager gives this connection's puts.
+    context: PutContext,
 }
 
 /// Longest single wait before checking that the client is still there.
@@ -369,6 +371,7 @@ impl Conn {
             handed_off: false,
             handoff: None,
             max_wait: None,
+            context: PutContext::default(),
         }
     }
 
@@ -516,6 +519,13 @@ impl Conn {
                     return Err(QmError::NotAuthorized("bad user, password or token".into()));
                 }
                 self.authed = true;
+                // Older clients end here; newer ones say who runs them and as what program.
+                let os_user = r.str16().unwrap_or_default();
+                let program = r.str16().unwrap_or_default();
+                // The authenticated user, else the one the client asserts (as MQ without
+                // connection authentication).
+                self.context =
+                    PutContext::new(if user.is_empty() { &os_user } else { &user }, &program);
                 codec::put_str16(out, qm.name());
             }
             op::DEFINE | op::ALTER => {
@@ -553,11 +563,14 @@ impl Conn {
             op::PUT => {
                 let queue = r.str16().map_err(bad)?;
                 let flags = r.u8().map_err(bad)?;
-                let msg = r.message().map_err(bad)?;
+                let mut msg = r.message().map_err(bad)?;
                 let opts = PutOptions {
                     new_msg_id: flags & F_NEW_MSG_ID != 0,
                     set_all_context: flags & F_SET_ALL_CONTEXT != 0,
                 };
+                if !opts.set_all_context {
+                    self.context.apply(&mut msg);
+                }
                 let id = if flags & F_SYNCPOINT != 0 {
                     self.uow
                         .get_or_insert_with(|| qm.begin())
