@@ -269,6 +269,16 @@ fn write_new_file(dir: &std::path::Path, name: &str, body: &[u8]) -> Result<()> 
     bail!("no free file name for {name} in {}", dir.display())
 }
 
+/// What a command did: `json` with `--json`, else `text`.
+fn say(out: &mut impl Write, json: bool, v: &serde_json::Value, text: &str) -> Result<()> {
+    if json {
+        writeln!(out, "{v}")?;
+    } else {
+        writeln!(out, "{text}")?;
+    }
+    Ok(())
+}
+
 /// Exit status when a get found no message (MQRC 2033).
 const EXIT_NO_MESSAGE: u8 = 3;
 
@@ -344,17 +354,20 @@ fn execute(a: QmArgs) -> Result<()> {
             let mut d = QueueDef::local(&queue);
             attrs.apply(&mut d);
             c.define(&d)?;
-            writeln!(out, "defined {queue}")?;
+            let v = serde_json::json!({ "defined": serde_json::to_value(&d)? });
+            say(&mut out, a.json, &v, &format!("defined {queue}"))?;
         }
         QmCommand::Alter { queue, attrs } => {
             let mut d = c.show(&queue)?;
             attrs.apply(&mut d);
             c.alter(&d)?;
-            writeln!(out, "altered {queue}")?;
+            let v = serde_json::json!({ "altered": serde_json::to_value(&d)? });
+            say(&mut out, a.json, &v, &format!("altered {queue}"))?;
         }
         QmCommand::Delete { queue, purge } => {
             c.delete(&queue, purge)?;
-            writeln!(out, "deleted {queue}")?;
+            let v = serde_json::json!({ "deleted": queue });
+            say(&mut out, a.json, &v, &format!("deleted {queue}"))?;
         }
         QmCommand::Show { queue } => {
             let d = c.show(&queue)?;
@@ -534,7 +547,13 @@ fn execute(a: QmArgs) -> Result<()> {
         QmCommand::Depth { queue } => writeln!(out, "{}", c.depth(&queue)?)?,
         QmCommand::Clear { queue } => {
             let n = c.clear(&queue)?;
-            writeln!(out, "cleared {n} message(s) from {queue}")?;
+            let v = serde_json::json!({ "cleared": n, "queue": queue });
+            say(
+                &mut out,
+                a.json,
+                &v,
+                &format!("cleared {n} message(s) from {queue}"),
+            )?;
         }
     }
     Ok(())

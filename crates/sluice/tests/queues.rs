@@ -170,6 +170,18 @@ fn cli_defines_shows_and_clears_queues() {
     let o = qm(&s, &["get", "TEST.Q"]);
     assert!(!o.status.success());
     assert!(text(&o).contains("no message"), "{}", text(&o));
+    // Each command says what it did as JSON under --json.
+    let json = |args: &[&str]| -> serde_json::Value {
+        let o = qm(&s, args);
+        assert!(o.status.success(), "{}", text(&o));
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)))
+    };
+    let v = json(&["define", "TEST.J", "--max-depth", "9", "--json"]);
+    assert_eq!(v["defined"]["max_depth"], 9);
+    let v = json(&["alter", "TEST.J", "--max-depth", "11", "--json"]);
+    assert_eq!(v["altered"]["max_depth"], 11);
+    assert_eq!(json(&["clear", "TEST.J", "--json"])["cleared"], 0);
+    assert_eq!(json(&["delete", "TEST.J", "--json"])["deleted"], "TEST.J");
 }
 
 #[test]
