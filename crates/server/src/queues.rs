@@ -44,7 +44,13 @@ fn define_queues(qm: &QueueManager, settings: &Settings) -> Result<(), String> {
             Err(QmError::QueueExists(_)) => qm.alter(def.clone()),
             r => r,
         };
-        r.map_err(|e| format!("queue {}: {e}", def.name))?;
+        r.map_err(|e| match e {
+            QmError::Invalid(why) if why.contains("kind cannot change") => format!(
+                "sluice.yaml: queue {}: {why} (the data folder holds it as another type: delete it with `sluice qm delete {}` while the server runs, or give the new queue another name)",
+                def.name, def.name
+            ),
+            e => format!("sluice.yaml: queue {}: {e}", def.name),
+        })?;
     }
     Ok(())
 }

@@ -243,7 +243,20 @@ fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
         ],
     ) {
         match k {
-            "name" => q.name = r.text(val),
+            "name" => {
+                q.name = r.text(val);
+                // A queue manager name follows the rules of queue names (MQ's MQ_Q_MGR_NAME).
+                if sluice_qm::validate_name(&q.name).is_err() {
+                    r.err(
+                        val,
+                        format!(
+                            "`{}` is not a valid queue manager name (1-48 of A-Z a-z 0-9 . / _ %)",
+                            q.name
+                        ),
+                        None,
+                    );
+                }
+            }
             "tls" => q.tls = read_tls(r, val),
             "dead_letter_queue" => q.dead_letter_queue = r.text(val),
             "allow_anonymous" => q.allow_anonymous = r.flag(val),
@@ -348,6 +361,41 @@ fn read_queues(r: &mut Reader, v: &Yaml, out: &mut Vec<sluice_qm::QueueDef>) {
             r.err(item, e.to_string(), None);
             continue;
         }
+        if out.iter().any(|d| d.name == def.name) {
+            r.err(
+                item,
+                format!("queue `{}` is defined twice", def.name),
+                Some("give each queue one entry".into()),
+            );
+            continue;
+        }
         out.push(def);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    fn problems(src: &str) -> Vec<String> {
+        match parse("sluice.yaml", src) {
+            Ok(_) => Vec::new(),
+            Err(d) => d.iter().map(|d| d.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_queue_defined_twice_and_a_bad_queue_manager_name_fail_with_their_line() {
+        let p = problems("queues:\n  - { name: A }\n  - { name: A, max_depth: 2 }\n");
+        assert!(
+            p.len() == 1 && p[0].contains("sluice.yaml:3:") && p[0].contains("defined twice"),
+            "{p:?}"
+        );
+        let p = problems("queue_manager:\n  name: bad name\n");
+        assert!(
+            p.len() == 1 && p[0].contains("sluice.yaml:2:") && p[0].contains("queue manager name"),
+            "{p:?}"
+        );
+        assert!(problems("queue_manager:\n  name: QM1\nqueues:\n  - { name: A }\n").is_empty());
     }
 }
