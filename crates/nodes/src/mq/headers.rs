@@ -124,7 +124,22 @@ pub fn to_tree(m: &sluice_qm::Message, parsing: &BodyParsing) -> Result<Message,
         let usr =
             t.create_last_child(rfh, field_type::NAME, Text::from_static("usr"), Value::Null)?;
         for (name, v) in &m.properties {
-            let n = t.alloc_text(name.as_bytes());
+            // `Group.name` is the field `name` of the folder `Group` (see `usr_properties`).
+            let mut parent = usr;
+            let mut leaf = name.as_str();
+            if !name.split('.').any(str::is_empty) {
+                while let Some((group, rest)) = leaf.split_once('.') {
+                    parent = match t.child_named(parent, None, group.as_bytes(), 0)? {
+                        Some(g) => g,
+                        None => {
+                            let g = t.alloc_text(group.as_bytes());
+                            t.create_last_child(parent, field_type::NAME, g, Value::Null)?
+                        }
+                    };
+                    leaf = rest;
+                }
+            }
+            let n = t.alloc_text(leaf.as_bytes());
             let v = match v {
                 PropertyValue::Bool(b) => Value::Boolean(*b),
                 PropertyValue::Int(i) => Value::Integer(*i),
@@ -132,7 +147,7 @@ pub fn to_tree(m: &sluice_qm::Message, parsing: &BodyParsing) -> Result<Message,
                 PropertyValue::String(s) => Value::Character(t.alloc_text(s.as_bytes())),
                 PropertyValue::Bytes(b) => Value::Blob(t.alloc_text(b)),
             };
-            t.create_last_child(usr, field_type::NAME_VALUE, n, v)?;
+            t.create_last_child(parent, field_type::NAME_VALUE, n, v)?;
         }
     }
     parsing.attach(&mut msg.root, m.body.clone())?;
@@ -186,6 +201,37 @@ fn int_of(t: &Tree, v: Value) -> Option<i64> {
 
 /// Build the queue message for the message assembly: the descriptor from `Root.MQMD` where the
 /// flow set one, properties from `Root.MQRFH2.usr`, and the body serialised in its domain.
+/// The properties under `folder` of `MQRFH2.usr`: a nested folder's fields are named with
+/// their path (`Group.name`, as MQ names the properties of an MQRFH2 group); values of types
+/// a property has no room for (dates, times, decimals) travel as their text.
+fn usr_properties(
+    t: &mut sluice_tree::Tree,
+    folder: sluice_tree::NodeId,
+    prefix: &str,
+    props: &mut Vec<(String, PropertyValue)>,
+) -> Result<(), NodeError> {
+    for f in t.children(folder)? {
+        let name = format!("{prefix}{}", String::from_utf8_lossy(t.name_bytes(f)));
+        let v = match t.value(f) {
+            Value::Null => {
+                usr_properties(t, f, &format!("{name}."), props)?;
+                continue;
+            }
+            Value::Boolean(b) => PropertyValue::Bool(b),
+            Value::Integer(i) => PropertyValue::Int(i),
+            Value::Float(x) => PropertyValue::Float(x),
+            Value::Blob(x) => PropertyValue::Bytes(Bytes::copy_from_slice(t.bytes(x))),
+            other => {
+                let mut text = Vec::new();
+                sluice_tree::text_form::write_value(t, other, &mut text);
+                PropertyValue::String(String::from_utf8_lossy(&text).into_owned())
+            }
+        };
+        props.push((name, v));
+    }
+    Ok(())
+}
+
 pub fn from_tree(msg: &mut Message, body: Bytes) -> Result<sluice_qm::Message, NodeError> {
     let mut md = Mqmd::default();
     let mut props = Vec::new();
@@ -205,7 +251,8 @@ pub fn from_tree(msg: &mut Message, body: Bytes) -> Result<sluice_qm::Message, N
                 b"ReplyToQMgr" => {
                     md.reply_to_qmgr = text_of(t, v).unwrap_or_default().trim_end().to_string()
                 }
-                b"Format" => md.format = text_of(t, v).unwrap_or_default(),
+                // MQCHAR8: a shorter format is padded with blanks, as MQ stores it.
+                b"Format" => md.format = format!("{:<8}", text_of(t, v).unwrap_or_default()),
                 b"UserIdentifier" => md.user_identifier = text_of(t, v).unwrap_or_default(),
                 b"ApplIdentityData" => md.appl_identity_data = text_of(t, v).unwrap_or_default(),
                 b"PutApplName" => md.put_appl_name = text_of(t, v).unwrap_or_default(),
@@ -229,23 +276,7 @@ pub fn from_tree(msg: &mut Message, body: Bytes) -> Result<sluice_qm::Message, N
     if let Some(rfh) = t.child_named(r, None, b"MQRFH2", 0)?
         && let Some(usr) = t.child_named(rfh, None, b"usr", 0)?
     {
-        for f in t.children(usr)? {
-            let name = String::from_utf8_lossy(t.name_bytes(f)).into_owned();
-            let v = match t.value(f) {
-                Value::Boolean(b) => PropertyValue::Bool(b),
-                Value::Integer(i) => PropertyValue::Int(i),
-                Value::Float(x) => PropertyValue::Float(x),
-                Value::Blob(x) => PropertyValue::Bytes(Bytes::copy_from_slice(t.bytes(x))),
-                Value::Null => continue,
-                other => match other {
-                    Value::Character(x) | Value::Decimal(x) => {
-                        PropertyValue::String(String::from_utf8_lossy(t.bytes(x)).into_owned())
-                    }
-                    _ => continue,
-                },
-            };
-            props.push((name, v));
-        }
+        usr_properties(t, usr, "", &mut props)?;
     }
     Ok(sluice_qm::Message {
         md,
@@ -262,5 +293,41 @@ mod tests {
         assert_eq!(super::put_date("20240101"), Some(19_723));
         assert_eq!(super::put_time("01020304"), Some(3_723_040_000));
         assert_eq!(super::put_date("2024"), None);
+    }
+
+    #[test]
+    fn property_groups_are_folders_and_other_types_travel_as_text() {
+        use sluice_qm::PropertyValue as P;
+        use sluice_tree::{Text, Value, field_type};
+        let mut m = sluice_qm::Message::new("x");
+        m.properties = vec![
+            ("Colour".into(), P::String("blue".into())),
+            ("Order.Id".into(), P::Int(7)),
+            ("Order.Lines.Count".into(), P::Int(2)),
+            ("odd..name".into(), P::Bool(true)),
+        ];
+        let parsing = crate::domains::BodyParsing::blob();
+        let mut tree = super::to_tree(&m, &parsing).expect("tree");
+        let t = &mut tree.root;
+        let r = t.root();
+        let count = t
+            .path(r, &["MQRFH2", "usr", "Order", "Lines", "Count"])
+            .expect("path")
+            .expect("a nested field");
+        assert_eq!(t.value(count), Value::Integer(2));
+        // A DATE set by ESQL, and a format written short.
+        let usr = t.path(r, &["MQRFH2", "usr"]).expect("path").expect("usr");
+        let day = Text::from_static("Day");
+        t.create_last_child(usr, field_type::NAME_VALUE, day, Value::Date(19_723))
+            .expect("add");
+        let md = t.path(r, &["MQMD"]).expect("path").expect("MQMD");
+        let format = t.path(md, &["Format"]).expect("path").expect("Format");
+        let short = t.alloc_text(b"MQSTR");
+        t.set_value(format, Value::Character(short));
+        let back = super::from_tree(&mut tree, bytes::Bytes::new()).expect("message");
+        let mut expected = m.properties.clone();
+        expected.push(("Day".into(), P::String("2024-01-01".into())));
+        assert_eq!(back.properties, expected);
+        assert_eq!(back.md.format, "MQSTR   ");
     }
 }
