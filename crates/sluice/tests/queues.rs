@@ -209,6 +209,26 @@ fn mq_reply_answers_with_the_request_msg_id_as_correl_id() {
         assert_eq!(&reply.body[..], format!("request {i}").as_bytes());
         assert_eq!(reply.md.msg_type, sluice_qm::msg_type::REPLY);
     }
+    // A reply for another queue manager has no route: it does not land on the local queue of
+    // that name; the request goes to the dead-letter queue saying why.
+    let mut m = Message::new("elsewhere");
+    m.md.reply_to_q = "TEST.REPLIES".into();
+    m.md.reply_to_qmgr = "OTHERQM".into();
+    c.put("SAMPLES.REQUEST", &m, &PutOptions::default())
+        .unwrap();
+    let dead = c
+        .get(
+            "SYSTEM.DEAD.LETTER.QUEUE",
+            &GetOptions::new().wait(Duration::from_secs(10)),
+        )
+        .unwrap()
+        .expect("the request on the dead-letter queue");
+    assert_eq!(&dead.body[..], b"elsewhere");
+    let Some(sluice_qm::PropertyValue::String(why)) = dead.property("dlh.text") else {
+        panic!("no dlh.text: {:?}", dead.properties);
+    };
+    assert!(why.contains("OTHERQM"), "{why}");
+    assert_eq!(c.depth("TEST.REPLIES").unwrap(), 0);
 }
 
 #[test]

@@ -20,6 +20,7 @@
 //! processed in a unit of work of its own, so that one bad message cannot push the others to
 //! the backout queue.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -114,7 +115,14 @@ struct MqInput {
     commit_interval: Duration,
     /// The input queue held open while the flow runs, so that it cannot be deleted under it.
     open: std::sync::Mutex<Option<InputHandle>>,
+    /// Why recent messages were backed out, by MsgId, so that the one that reaches the
+    /// backout threshold goes to the backout or dead-letter queue saying what failed.
+    failures: std::sync::Mutex<HashMap<sluice_qm::MsgId, String>>,
 }
+
+/// Backout reasons remembered at most: the map is emptied when full (a reason forgotten only
+/// shortens a backout text).
+const FAILURES_KEPT: usize = 1024;
 
 /// The unit of work an instance keeps open across messages (`commit_count` > 1).
 struct Batch {
@@ -154,6 +162,7 @@ fn build_mq_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigEr
         commit_count,
         commit_interval,
         open: std::sync::Mutex::new(None),
+        failures: std::sync::Mutex::new(HashMap::new()),
     })))
 }
 
@@ -242,6 +251,7 @@ impl MqInput {
         let (threshold, boq) = self.backout_threshold();
         let backed_out = uow.is_some() && m.md.backout_count >= threshold;
         let alone = m.md.backout_count > 0;
+        let msg_id = m.md.msg_id;
         let mut inv = Invocation::new();
         if let Some(u) = uow {
             inv.insert(MqTransaction(u));
@@ -258,6 +268,7 @@ impl MqInput {
                         backed_out: backed_out.then(|| m.clone()),
                         boq: &boq,
                         mark,
+                        msg_id,
                     };
                     self.finish(runner, &mut inv, Err(e), end);
                     return true;
@@ -275,6 +286,8 @@ impl MqInput {
                     "; its body does not parse: {}",
                     e.exception.describe()
                 ));
+            } else if let Some(last) = self.forget_failure(&msg_id) {
+                text.push_str(&format!("; it failed last with: {last}"));
             }
             self.fail(runner, &mut inv, &mut msg, NodeError::recoverable(text))
         } else if let Some(e) = parse_error {
@@ -296,6 +309,7 @@ impl MqInput {
             backed_out: original,
             boq: &boq,
             mark,
+            msg_id,
         };
         if let Some(uow) = self.finish(runner, &mut inv, result, end) {
             let b = Batch {
@@ -331,6 +345,19 @@ impl MqInput {
             .write_to(&mut msg.exception_list)
             .map_err(NodeError::from)
             .and_then(|_| runner.invoke(inv, T_FAILURE, msg))
+    }
+
+    fn remember_failure(&self, msg_id: sluice_qm::MsgId, why: String) {
+        if let Ok(mut f) = self.failures.lock() {
+            if f.len() >= FAILURES_KEPT {
+                f.clear();
+            }
+            f.insert(msg_id, why);
+        }
+    }
+
+    fn forget_failure(&self, msg_id: &sluice_qm::MsgId) -> Option<String> {
+        self.failures.lock().ok()?.remove(msg_id)
     }
 
     fn commit_batch(&self, b: Batch) {
@@ -387,6 +414,7 @@ impl MqInput {
             }
             (Some(u), None) => {
                 tracing::warn!(error = %e, flow = %self.flow, "Message processing failed; backing out.");
+                self.remember_failure(end.msg_id, e.exception.describe());
                 u.rollback_charging_from(end.mark);
             }
             (None, _) => {
@@ -405,6 +433,8 @@ struct End<'a> {
     boq: &'a str,
     /// The unit of work's gets before this message's.
     mark: usize,
+    /// The message's MsgId (to remember why it was backed out).
+    msg_id: sluice_qm::MsgId,
 }
 
 fn msg_backouts(msg: &mut sluice_node_api::Message) -> i64 {

@@ -237,6 +237,21 @@ impl MqOutput {
                         "the message has no ReplyToQ in Root.MQMD",
                     ));
                 }
+                // There are no channels to other queue managers: a reply for another one has
+                // no route (MQRC_UNKNOWN_REMOTE_Q_MGR), rather than landing on a local queue
+                // of the same name.
+                let qmgr = qmsg.md.reply_to_qmgr.trim();
+                if !qmgr.is_empty() && qmgr != self.qm.name() {
+                    return Err(NodeError::new(
+                        ExceptionKind::Recoverable,
+                        2230,
+                        format!(
+                            "ReplyToQMgr '{qmgr}' is not this queue manager ('{}') and there is no route to it",
+                            self.qm.name()
+                        ),
+                    )
+                    .with_insert("2087".to_string()));
+                }
                 vec![qmsg.md.reply_to_q.clone()]
             }
             Dest::List => {
