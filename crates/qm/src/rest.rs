@@ -23,7 +23,8 @@
 //!   or a bearer token (401 with `WWW-Authenticate` otherwise).
 //! * Errors: 400 bad request, 403 put/get inhibited, 404 unknown queue manager or queue,
 //!   405 other methods, 413 message too long, 503 queue full or storage problem; the body is
-//!   IBM's JSON error shape `{"error":[{"type":"rest","msgId":…,"message":…,"reasonCode":…}]}`.
+//!   IBM's JSON error shape `{"error":[{"type":"rest","msgId":…,"message":…,"explanation":…,
+//!   "action":…,"completionCode":2,"reasonCode":…}]}` (the codes when the queue manager refused).
 
 use std::time::{Duration, Instant};
 
@@ -54,11 +55,20 @@ pub struct RestResponse {
 /// Longest wait a REST get may ask for.
 const MAX_WAIT: Duration = Duration::from_secs(120);
 
+/// An error answer in the shape of IBM's: `{"error": [{"type", "msgId", "message",
+/// "explanation", "action", and for a queue manager's refusal "completionCode" and
+/// "reasonCode"}]}`, the message starting with its id.
 fn error(status: u16, msg_id: &str, text: &str, reason: Option<u32>) -> RestResponse {
-    let mut e = serde_json::json!({"type": "rest", "msgId": msg_id, "message": text});
+    let mut e = serde_json::json!({
+        "type": "rest",
+        "msgId": msg_id,
+        "message": format!("{msg_id}: {text}"),
+        "explanation": text,
+        "action": "Correct the request, or the state it met, and send it again.",
+    });
     if let Some(r) = reason {
+        e["completionCode"] = serde_json::json!(2);
         e["reasonCode"] = serde_json::json!(r);
-        e["type"] = serde_json::json!("mq");
     }
     let body = serde_json::json!({ "error": [e] }).to_string();
     RestResponse {
@@ -632,6 +642,22 @@ mod tests {
             Bytes::from("x"),
         );
         assert_eq!(r.status, 404);
+        let body: serde_json::Value = serde_json::from_slice(&r.body).expect("JSON");
+        let e = &body["error"][0];
+        assert_eq!(e["reasonCode"], 2085, "{e}");
+        assert_eq!(e["completionCode"], 2, "{e}");
+        assert_eq!(e["type"], "rest", "{e}");
+        let id = e["msgId"].as_str().expect("an id");
+        assert!(
+            e["message"]
+                .as_str()
+                .expect("text")
+                .starts_with(&format!("{id}: "))
+        );
+        assert!(
+            e["explanation"].is_string() && e["action"].is_string(),
+            "{e}"
+        );
         let r = handle(
             &qm,
             &AuthConfig::anonymous(),

@@ -1,4 +1,5 @@
-//! Deployed flows: built from a project, started, and redeployed when their files change.
+//! Deployed flows: built from a project, started, and redeployed when their files change (a
+//! flow file: that flow; an ESQL file under `esql/`: every flow).
 //!
 //! A changed flow file is loaded and built beside the running flow; only when that succeeds does
 //! the new flow start (taking over its HTTP paths) and the old one stop, after finishing the
@@ -25,6 +26,21 @@ pub struct Deployment {
     registry: Arc<Registry>,
     services: Arc<dyn std::any::Any + Send + Sync>,
     flows: Mutex<BTreeMap<PathBuf, Deployed>>,
+    /// The ESQL files as the running flows were built from them.
+    esql: Mutex<EsqlStamp>,
+}
+
+/// Each ESQL file of the project with its modification time and length.
+type EsqlStamp = Vec<(PathBuf, Option<(SystemTime, u64)>)>;
+
+fn esql_stamp(dir: &Path) -> EsqlStamp {
+    sluice_nodes::esql::esql_files(dir)
+        .into_iter()
+        .map(|p| {
+            let s = stamp(&p);
+            (p, s)
+        })
+        .collect()
 }
 
 fn stamp(p: &Path) -> Option<(SystemTime, u64)> {
@@ -43,6 +59,7 @@ impl Deployment {
             registry,
             services,
             flows: Mutex::new(BTreeMap::new()),
+            esql: Mutex::new(esql_stamp(dir)),
         }
     }
 
@@ -94,9 +111,21 @@ impl Deployment {
     pub fn rescan(&self) {
         let files = project::flow_files(&self.dir);
         let mut flows = self.flows.lock();
+        // A changed ESQL file rebuilds every flow (any of them may run it); one that does not
+        // compile leaves them all running as they were.
+        let esql_now = esql_stamp(&self.dir);
+        let esql_changed = {
+            let mut e = self.esql.lock();
+            let changed = *e != esql_now;
+            *e = esql_now;
+            changed
+        };
+        if esql_changed {
+            tracing::info!("ESQL files changed; redeploying the flows.");
+        }
         for f in &files {
             let st = stamp(f);
-            if flows.get(f).is_some_and(|d| d.stamp == st) {
+            if !esql_changed && flows.get(f).is_some_and(|d| d.stamp == st) {
                 continue;
             }
             match project::load_flow_file(f, &self.registry).and_then(|def| self.build(&def)) {

@@ -169,6 +169,38 @@ fn changed_flow_file_is_redeployed_without_failing_requests() {
 }
 
 #[test]
+fn a_changed_esql_file_redeploys_the_flows_and_a_broken_one_keeps_them() {
+    let flow = "flow: hello\nnodes:\n  in: { type: HTTPInput, path: /hello, wires: { out: [c] } }\n  c: { type: Compute, module: Hello, wires: { out: [reply] } }\n  reply: { type: HTTPReply }\n";
+    let esql = |text: &str| {
+        format!(
+            "CREATE COMPUTE MODULE Hello\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  SET OutputRoot.BLOB.BLOB = CAST('{text}' AS BLOB CCSID 1208);\n  RETURN TRUE;\n END;\nEND MODULE;\n"
+        )
+    };
+    let p = project("", &[("hello.yaml", flow)]);
+    std::fs::create_dir_all(p.path().join("esql")).unwrap();
+    std::fs::write(p.path().join("esql/hello.esql"), esql("one")).unwrap();
+    let s = Server::start(p.path());
+    assert_eq!(s.post("/hello", b"").body, b"one");
+    std::fs::write(p.path().join("esql/hello.esql"), esql("two, longer")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while s.post("/hello", b"").body != b"two, longer" {
+        assert!(
+            Instant::now() < deadline,
+            "the changed ESQL was not redeployed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::fs::write(
+        p.path().join("esql/hello.esql"),
+        "CREATE COMPUTE MODULE Hello\n",
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(s.post("/hello", b"").body, b"two, longer");
+    assert!(s.log().contains("does not compile"), "{}", s.log());
+}
+
+#[test]
 fn a_broken_edit_keeps_the_running_flow() {
     let p = project("", &[("echo.yaml", ECHO)]);
     let s = Server::start(p.path());

@@ -13,6 +13,7 @@ mod program;
 pub use compute::COMPUTE;
 pub use database::DATABASE;
 pub use filter::FILTER;
+pub use program::esql_files;
 
 use sluice_node_api::NodeSpec;
 

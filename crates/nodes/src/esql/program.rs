@@ -17,11 +17,17 @@ fn cache() -> &'static Cache {
     C.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// The project's ESQL files (under `esql/`), whose change changes every flow that runs them.
+pub fn esql_files(project_dir: &Path) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    sluice_esql::runtime::collect_esql(&project_dir.join("esql"), &mut paths);
+    paths
+}
+
 /// The project's program, compiled at most once for the same sources.
 pub fn program(project_dir: &Path) -> Result<Arc<Program>, ConfigError> {
     let dir = project_dir.join("esql");
-    let mut paths = Vec::new();
-    sluice_esql::runtime::collect_esql(&dir, &mut paths);
+    let paths = esql_files(project_dir);
     let mut sources = Vec::with_capacity(paths.len());
     for p in &paths {
         let bytes = std::fs::read(p).map_err(|e| {
