@@ -62,6 +62,9 @@ struct QueueAttrs {
     put_inhibited: Option<bool>,
     #[arg(long)]
     get_inhibited: Option<bool>,
+    /// Make a persistent message's raised BackoutCount durable when it is got (HARDENBO).
+    #[arg(long)]
+    harden_get_backout: Option<bool>,
 }
 
 impl QueueAttrs {
@@ -91,14 +94,31 @@ impl QueueAttrs {
         if let Some(v) = self.get_inhibited {
             d.get_inhibited = v;
         }
+        if let Some(v) = self.harden_get_backout {
+            d.harden_get_backout = v;
+        }
     }
+}
+
+/// The kinds of queue `define` makes.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DefineType {
+    Local,
+    Alias,
+    Model,
 }
 
 #[derive(Subcommand)]
 enum QmCommand {
-    /// Define a local queue.
+    /// Define a queue: local (default), alias or model.
     Define {
         queue: String,
+        /// local, alias (of --target) or model (for temporary dynamic queues).
+        #[arg(long = "type", value_enum, default_value = "local")]
+        kind: DefineType,
+        /// The queue an alias stands for.
+        #[arg(long)]
+        target: Option<String>,
         #[command(flatten)]
         attrs: QueueAttrs,
     },
@@ -177,19 +197,33 @@ fn id_arg(option: &str, s: &str) -> Result<[u8; 24]> {
 }
 
 fn table_row(d: &QueueDef, depth: usize) -> String {
+    let inhibited = match (d.put_inhibited, d.get_inhibited) {
+        (true, true) => "put,get",
+        (true, false) => "put",
+        (false, true) => "get",
+        (false, false) => "-",
+    };
+    let persistent = match d.default_persistence {
+        Persistence::Persistent => "yes",
+        _ => "no",
+    };
     format!(
-        "{:<32} {:<6} {:>8} {:>10} {:>8} {:<20}",
+        "{:<32} {:<6} {:>8} {:>10} {:>11} {:<7} {:<8} {:>8} {}",
         d.name,
         d.kind.name(),
         depth,
         d.max_depth,
+        d.max_msg_length,
+        persistent,
+        inhibited,
         d.backout_threshold,
         d.backout_requeue_queue
     )
+    .trim_end()
+    .to_string()
 }
 
-const TABLE_HEAD: &str =
-    "QUEUE                            TYPE      DEPTH  MAX DEPTH  BOTHRESH BOQUEUE";
+const TABLE_HEAD: &str = "QUEUE                            TYPE      DEPTH  MAX DEPTH  MAX LENGTH PERSIST INHIBIT  BOTHRESH BOQUEUE";
 
 /// A message as JSON: its descriptor's main fields, its properties, and the body as text
 /// (`body`) when it is UTF-8, else as hex digits (`body_hex`).
@@ -301,6 +335,14 @@ pub fn run(a: QmArgs) -> std::process::ExitCode {
     let Err(e) = execute(a) else {
         return std::process::ExitCode::SUCCESS;
     };
+    // A reader that stopped reading a listing (`| head`) is not an error; a get that could
+    // not write its message says so (its error has context: the message stays queued).
+    if e.chain().count() == 1
+        && e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    {
+        return std::process::ExitCode::SUCCESS;
+    }
     let (mqrc, status) = match (e.downcast_ref::<NoMessage>(), e.downcast_ref::<QmError>()) {
         (Some(_), _) => (Some(2033), EXIT_NO_MESSAGE),
         (None, Some(q)) => (Some(q.reason_code()), 1),
@@ -350,8 +392,19 @@ fn execute(a: QmArgs) -> Result<()> {
         .with_context(|| format!("cannot connect to the queue manager at {}", a.server))?;
     let mut out = std::io::stdout().lock();
     match a.command {
-        QmCommand::Define { queue, attrs } => {
-            let mut d = QueueDef::local(&queue);
+        QmCommand::Define {
+            queue,
+            kind,
+            target,
+            attrs,
+        } => {
+            let mut d = match (kind, target.as_deref()) {
+                (DefineType::Alias, Some(t)) => QueueDef::alias(&queue, t),
+                (DefineType::Alias, None) => bail!("an alias queue needs --target QUEUE"),
+                (_, Some(_)) => bail!("--target is for --type alias"),
+                (DefineType::Local, None) => QueueDef::local(&queue),
+                (DefineType::Model, None) => QueueDef::model(&queue),
+            };
             attrs.apply(&mut d);
             c.define(&d)?;
             let v = serde_json::json!({ "defined": serde_json::to_value(&d)? });

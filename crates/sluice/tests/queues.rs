@@ -182,6 +182,27 @@ fn cli_defines_shows_and_clears_queues() {
     assert_eq!(v["altered"]["max_depth"], 11);
     assert_eq!(json(&["clear", "TEST.J", "--json"])["cleared"], 0);
     assert_eq!(json(&["delete", "TEST.J", "--json"])["deleted"], "TEST.J");
+    // Alias and model queues, and HARDENBO, from the command line too.
+    let v = json(&[
+        "define", "TEST.A", "--type", "alias", "--target", "TEST.Q", "--json",
+    ]);
+    assert_eq!(v["defined"]["kind"]["type"], "alias", "{v}");
+    let v = json(&["define", "TEST.M", "--type", "model", "--json"]);
+    assert_eq!(v["defined"]["kind"]["type"], "model", "{v}");
+    let v = json(&["alter", "TEST.Q", "--harden-get-backout", "true", "--json"]);
+    assert_eq!(v["altered"]["harden_get_backout"], true, "{v}");
+    let o = qm(&s, &["define", "TEST.B", "--type", "alias"]);
+    assert!(
+        !o.status.success() && text(&o).contains("--target"),
+        "{}",
+        text(&o)
+    );
+    let o = qm(&s, &["show", "TEST.Q"]);
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        table.contains("MAX LENGTH") && table.contains("INHIBIT"),
+        "{table}"
+    );
 }
 
 #[test]
