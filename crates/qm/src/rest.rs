@@ -11,6 +11,8 @@
 //!   `ibm-mq-md-expiry` (`unlimited` | milliseconds), `ibm-mq-md-replyTo` (`queue[@qmgr]`),
 //!   `ibm-mq-md-priority` (0-9), and message properties as `ibm-mq-usr-NAME` with a JSON
 //!   value (`"red"`, `7`, `1.5`, `true`). Answers 201 with `ibm-mq-md-messageId`.
+//! * Ids in answers are 48 hex digits; v3 writes them with IBM's `ID:` prefix (its queries and
+//!   headers take either).
 //! * `DELETE …/message` gets destructively; `GET …/message` browses the first message.
 //!   Query: `correlationId=`, `messageId=` (hex), `wait=` (ms). Answers 200 with the body and
 //!   `ibm-mq-md-messageId`, `ibm-mq-md-correlationId`, `ibm-mq-md-persistence`,
@@ -123,17 +125,37 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.trim())
 }
 
-/// Parse `/ibmmq/rest/vN/messaging/qmgr/{qmgr}/queue/{queue}/message` → (qmgr, queue).
-fn parse_path(path: &str) -> Option<(String, String)> {
+/// How the API version writes ids in answers: v3 keeps the `ID:` prefix, v1 and v2 give
+/// the 48 hex digits alone.
+#[derive(Clone, Copy)]
+struct IdStyle {
+    prefixed: bool,
+}
+
+impl IdStyle {
+    fn text(self, id: &crate::model::MsgId) -> String {
+        if self.prefixed {
+            format!("ID:{}", id_to_hex(id))
+        } else {
+            id_to_hex(id)
+        }
+    }
+}
+
+/// Parse `/ibmmq/rest/vN/messaging/qmgr/{qmgr}/queue/{queue}/message` → (qmgr, queue, how
+/// that version writes ids).
+fn parse_path(path: &str) -> Option<(String, String, IdStyle)> {
     let p = path.strip_prefix("/ibmmq/rest/")?;
     let (version, rest) = p.split_once('/')?;
-    if !matches!(version, "v1" | "v2" | "v3") {
-        return None;
-    }
+    let style = match version {
+        "v1" | "v2" => IdStyle { prefixed: false },
+        "v3" => IdStyle { prefixed: true },
+        _ => return None,
+    };
     let parts: Vec<&str> = rest.split('/').collect();
     match parts.as_slice() {
         ["messaging", "qmgr", qmgr, "queue", queue, "message"] => {
-            Some((percent_decode(qmgr)?, percent_decode(queue)?))
+            Some((percent_decode(qmgr)?, percent_decode(queue)?, style))
         }
         _ => None,
     }
@@ -190,7 +212,7 @@ pub fn handle(
         return r;
     };
     let (path, query) = path.split_once('?').unwrap_or((path, ""));
-    let Some((qmgr, queue)) = parse_path(path) else {
+    let Some((qmgr, queue, ids)) = parse_path(path) else {
         return error(
             404,
             "MQWB0006E",
@@ -213,8 +235,9 @@ pub fn handle(
             headers,
             body,
             &PutContext::new(&user, REST_APPL_NAME),
+            ids,
         ),
-        "DELETE" | "GET" => get(qm, &queue, query, method == "GET"),
+        "DELETE" | "GET" => get(qm, &queue, query, method == "GET", ids),
         _ => {
             let mut r = error(
                 405,
@@ -297,6 +320,7 @@ fn put(
     headers: &[(String, String)],
     body: Bytes,
     context: &PutContext,
+    ids: IdStyle,
 ) -> RestResponse {
     let ct = header(headers, "content-type")
         .unwrap_or("text/plain")
@@ -433,7 +457,7 @@ fn put(
     match qm.put(queue, m, &PutOptions::default()) {
         Ok(id) => RestResponse {
             status: 201,
-            headers: vec![("ibm-mq-md-messageId".into(), id_to_hex(&id))],
+            headers: vec![("ibm-mq-md-messageId".into(), ids.text(&id))],
             body: Bytes::new(),
             retry_until: None,
         },
@@ -441,7 +465,7 @@ fn put(
     }
 }
 
-fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestResponse {
+fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool, ids: IdStyle) -> RestResponse {
     let mut o = GetOptions::new();
     for kv in query.split('&').filter(|s| !s.is_empty()) {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
@@ -499,7 +523,7 @@ fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestRespons
             let md = &m.md;
             let mut h = vec![
                 ("Content-Type".to_string(), ct.to_string()),
-                ("ibm-mq-md-messageId".into(), id_to_hex(&md.msg_id)),
+                ("ibm-mq-md-messageId".into(), ids.text(&md.msg_id)),
                 (
                     "ibm-mq-md-persistence".into(),
                     if md.persistence == Persistence::Persistent {
@@ -520,7 +544,7 @@ fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool) -> RestRespons
                 ("ibm-mq-md-priority".into(), md.priority.to_string()),
             ];
             if md.correl_id != ID_NONE {
-                h.push(("ibm-mq-md-correlationId".into(), id_to_hex(&md.correl_id)));
+                h.push(("ibm-mq-md-correlationId".into(), ids.text(&md.correl_id)));
             }
             // Properties that a header can carry (a dead-letter header's `dlh.*` among them).
             for (name, v) in &m.properties {
@@ -788,6 +812,51 @@ mod tests {
             .expect("msg");
         assert_eq!(m.md.user_identifier, "app");
         assert_eq!(m.md.put_appl_name, REST_APPL_NAME);
+    }
+
+    #[test]
+    fn v3_writes_ids_with_the_id_prefix() {
+        let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
+        qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
+        let anyone = AuthConfig::anonymous();
+        let v3 = P.replace("/v1/", "/v3/");
+        let correl = format!("ID:{}", "ab".repeat(24));
+        let hs = h(&[("ibm-mq-md-correlationId", &correl)]);
+        let r = handle(&qm, &anyone, "POST", &v3, &hs, Bytes::from("x"));
+        assert_eq!(r.status, 201);
+        let id = r.headers[0].1.clone();
+        assert!(id.starts_with("ID:") && id.len() == 51, "{id}");
+        let r = handle(
+            &qm,
+            &anyone,
+            "GET",
+            &format!("{P}?messageId={id}"),
+            &[],
+            Bytes::new(),
+        );
+        let v1_id = &r
+            .headers
+            .iter()
+            .find(|(n, _)| n == "ibm-mq-md-messageId")
+            .expect("id")
+            .1;
+        assert_eq!(v1_id, &id[3..], "v1 writes the hex alone");
+        let r = handle(
+            &qm,
+            &anyone,
+            "DELETE",
+            &format!("{v3}?messageId={id}"),
+            &[],
+            Bytes::new(),
+        );
+        let header = |n: &str| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(header("ibm-mq-md-messageId"), Some(id.clone()));
+        assert_eq!(header("ibm-mq-md-correlationId"), Some(correl));
     }
 
     #[test]
