@@ -15,7 +15,7 @@ fn mq_output_keeps_the_msg_id_unless_asked_for_a_new_one() {
         qm.define(QueueDef::local(q)).expect("define");
     }
     let b = Bench::new(
-        "nodes:\n  in: { type: MQInput, queue: O.IN, wires: { out: [kept] } }\n  kept: { type: MQOutput, queue: O.KEPT, wires: { out: [new] } }\n  new: { type: MQOutput, queue: O.NEW, new_msg_id: true }\n",
+        "nodes:\n  in: { type: MQInput, queue: O.IN, wires: { out: [kept] } }\n  kept: { type: MQOutput, queue: O.KEPT, wires: { out: [new] } }\n  new: { type: MQOutput, queue: O.NEW, new_msg_id: true, wires: { out: [seen] } }\n  seen: { type: Capture }\n",
         qm.clone(),
     );
     let mut m = Message::new("x");
@@ -37,4 +37,17 @@ fn mq_output_keeps_the_msg_id_unless_asked_for_a_new_one() {
     assert_eq!(get("O.KEPT").md.msg_id, chosen);
     let fresh = get("O.NEW").md.msg_id;
     assert!(fresh != chosen && fresh != sluice_qm::ID_NONE);
+    // Where each put went, as the product records it in the LocalEnvironment.
+    let seen = b.harness.take_captured();
+    let le =
+        sluice_flow::testing::dump_tree(&seen[0].message.local_environment, &Default::default());
+    for field in [
+        "queueName = 'O.NEW'",
+        "queueManagerName = 'SLUICE'",
+        "replyIdentifier",
+        "correlId",
+        "GroupId",
+    ] {
+        assert!(le.contains(field), "{field} missing from {le}");
+    }
 }

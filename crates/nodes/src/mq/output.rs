@@ -43,7 +43,8 @@ const TRANSACTION: PropSpec = PropSpec {
 pub static MQ_OUTPUT: NodeSpec = NodeSpec {
     type_name: "MQOutput",
     summary: "Puts the message on a queue: the descriptor from `Root.MQMD`, properties from `Root.MQRFH2.usr`, \
-              the body serialised in its domain. Writes the queue name and MsgId to \
+              the body serialised in its domain. Writes where each copy went (queueName, \
+              queueManagerName) and its ids (msgId and replyIdentifier, correlId, GroupId) to \
               `LocalEnvironment.WrittenDestination.MQ.DestinationData`.",
     inputs: &[IN],
     outputs: &[FAILURE, OUT],
@@ -318,6 +319,7 @@ impl Node for MqOutput {
         )?;
         let mq =
             le.create_last_child(wd, field_type::NAME, Text::from_static("MQ"), Value::Null)?;
+        // As the product writes it: where each copy went and the ids it was put with.
         for (q, id) in written {
             let dd = le.create_last_child(
                 mq,
@@ -326,19 +328,20 @@ impl Node for MqOutput {
                 Value::Null,
             )?;
             let qn = le.alloc_text(q.as_bytes());
-            le.create_last_child(
-                dd,
-                field_type::NAME_VALUE,
-                Text::from_static("queueName"),
-                Value::Character(qn),
-            )?;
-            let idt = le.alloc_text(&id);
-            le.create_last_child(
-                dd,
-                field_type::NAME_VALUE,
-                Text::from_static("msgId"),
-                Value::Blob(idt),
-            )?;
+            let qmgr = le.alloc_text(self.qm.name().as_bytes());
+            let msg_id = le.alloc_text(&id);
+            let correl_id = le.alloc_text(&qmsg.md.correl_id);
+            let group_id = le.alloc_text(&qmsg.md.group_id);
+            for (name, v) in [
+                ("queueName", Value::Character(qn)),
+                ("queueManagerName", Value::Character(qmgr)),
+                ("replyIdentifier", Value::Blob(msg_id)),
+                ("msgId", Value::Blob(msg_id)),
+                ("correlId", Value::Blob(correl_id)),
+                ("GroupId", Value::Blob(group_id)),
+            ] {
+                le.create_last_child(dd, field_type::NAME_VALUE, Text::from_static(name), v)?;
+            }
         }
         ctx.propagate(Terminal(1), &mut out)
     }
