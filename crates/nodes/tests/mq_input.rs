@@ -36,6 +36,18 @@ fn stored(name: &str, queues: &[QueueDef]) -> Stored {
     Stored { qm, dir }
 }
 
+/// `Q.IN` (backed out to `Q.BACKOUT` after `threshold` backouts), `Q.OUT` and `Q.BACKOUT`.
+fn with_backout(name: &str, q: &str, threshold: u32) -> Stored {
+    let mut input = QueueDef::local(&format!("{q}.IN"));
+    input.backout_threshold = threshold;
+    input.backout_requeue_queue = format!("{q}.BACKOUT");
+    let (out, backout) = (format!("{q}.OUT"), format!("{q}.BACKOUT"));
+    stored(
+        name,
+        &[input, QueueDef::local(&out), QueueDef::local(&backout)],
+    )
+}
+
 /// Put `bodies` persistent, in order, under one unit of work (so all are there at once).
 fn put_all(qm: &Arc<QueueManager>, queue: &str, bodies: &[String]) {
     let mut uow = qm.begin();
@@ -96,17 +108,7 @@ fn a_batch_commits_many_messages_with_one_log_record() {
 fn a_failure_backs_out_the_batch_and_only_the_bad_message_reaches_the_backout_queue() {
     // Threshold 1: a good message backed out with the batch would go to the backout queue
     // at once if the failure counted against it.
-    let mut input = QueueDef::local("P.IN");
-    input.backout_threshold = 1;
-    input.backout_requeue_queue = "P.BACKOUT".into();
-    let s = stored(
-        "poison",
-        &[
-            input,
-            QueueDef::local("P.OUT"),
-            QueueDef::local("P.BACKOUT"),
-        ],
-    );
+    let s = with_backout("poison", "P", 1);
     let bodies: Vec<String> = (1..=10)
         .map(|i| match i {
             5 => "<m>poison</m>".to_string(),
@@ -191,17 +193,7 @@ fn a_poison_message_whose_backout_queue_is_missing_goes_to_the_dead_letter_queue
 
 #[test]
 fn a_body_that_does_not_parse_is_backed_out_to_the_backout_queue_and_the_next_message_goes_on() {
-    let mut input = QueueDef::local("J.IN");
-    input.backout_threshold = 2;
-    input.backout_requeue_queue = "J.BACKOUT".into();
-    let s = stored(
-        "unparsable",
-        &[
-            input,
-            QueueDef::local("J.OUT"),
-            QueueDef::local("J.BACKOUT"),
-        ],
-    );
+    let s = with_backout("unparsable", "J", 2);
     put_all(
         &s.qm,
         "J.IN",

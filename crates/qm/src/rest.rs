@@ -572,6 +572,17 @@ fn get(qm: &QueueManager, queue: &str, query: &str, browse: bool, ids: IdStyle) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request from anyone (the queue manager allows anonymous access).
+    fn call(
+        qm: &QueueManager,
+        method: &str,
+        path: &str,
+        headers: &[(String, String)],
+        body: Bytes,
+    ) -> RestResponse {
+        handle(qm, &AuthConfig::anonymous(), method, path, headers, body)
+    }
     use crate::{QmConfig, QueueDef};
 
     fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -596,14 +607,7 @@ mod tests {
             ("ibm-mq-md-expiry", "60000"),
             ("ibm-mq-md-replyTo", "REPLY.Q@QM2"),
         ]);
-        let r = handle(
-            &qm,
-            &AuthConfig::anonymous(),
-            "POST",
-            P,
-            &hdrs,
-            Bytes::from("Hello World!"),
-        );
+        let r = call(&qm, "POST", P, &hdrs, Bytes::from("Hello World!"));
         assert_eq!(r.status, 201, "{:?}", r.body);
         let id = r
             .headers
@@ -612,9 +616,8 @@ mod tests {
             .expect("id")
             .1
             .clone();
-        let r = handle(
+        let r = call(
             &qm,
-            &AuthConfig::anonymous(),
             "DELETE",
             &format!("{P}?messageId={id}&wait=10"),
             &[],
@@ -643,28 +646,14 @@ mod tests {
             .parse()
             .expect("number");
         assert!(exp > 0 && exp <= 60000);
-        let r = handle(
-            &qm,
-            &AuthConfig::anonymous(),
-            "DELETE",
-            P,
-            &[],
-            Bytes::new(),
-        );
+        let r = call(&qm, "DELETE", P, &[], Bytes::new());
         assert_eq!(r.status, 204);
     }
 
     #[test]
     fn errors_have_ibm_statuses() {
         let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
-        let r = handle(
-            &qm,
-            &AuthConfig::anonymous(),
-            "POST",
-            P,
-            &[],
-            Bytes::from("x"),
-        );
+        let r = call(&qm, "POST", P, &[], Bytes::from("x"));
         assert_eq!(r.status, 404);
         let body: serde_json::Value = serde_json::from_slice(&r.body).expect("JSON");
         let e = &body["error"][0];
@@ -682,9 +671,8 @@ mod tests {
             e["explanation"].is_string() && e["action"].is_string(),
             "{e}"
         );
-        let r = handle(
+        let r = call(
             &qm,
-            &AuthConfig::anonymous(),
             "POST",
             "/ibmmq/rest/v1/messaging/qmgr/OTHER/queue/Q/message",
             &[],
@@ -696,34 +684,11 @@ mod tests {
             ..QueueDef::local("DEV.QUEUE.1")
         })
         .expect("define");
+        assert_eq!(call(&qm, "POST", P, &[], Bytes::from("1")).status, 201);
+        assert_eq!(call(&qm, "POST", P, &[], Bytes::from("2")).status, 503);
         assert_eq!(
-            handle(
+            call(
                 &qm,
-                &AuthConfig::anonymous(),
-                "POST",
-                P,
-                &[],
-                Bytes::from("1")
-            )
-            .status,
-            201
-        );
-        assert_eq!(
-            handle(
-                &qm,
-                &AuthConfig::anonymous(),
-                "POST",
-                P,
-                &[],
-                Bytes::from("2")
-            )
-            .status,
-            503
-        );
-        assert_eq!(
-            handle(
-                &qm,
-                &AuthConfig::anonymous(),
                 "POST",
                 P,
                 &h(&[("ibm-mq-md-persistence", "maybe")]),
@@ -732,26 +697,14 @@ mod tests {
             .status,
             400
         );
+        assert_eq!(call(&qm, "PUT", P, &[], Bytes::new()).status, 405);
         assert_eq!(
-            handle(&qm, &AuthConfig::anonymous(), "PUT", P, &[], Bytes::new()).status,
-            405
-        );
-        assert_eq!(
-            handle(
-                &qm,
-                &AuthConfig::anonymous(),
-                "DELETE",
-                &format!("{P}?wait=abc"),
-                &[],
-                Bytes::new()
-            )
-            .status,
+            call(&qm, "DELETE", &format!("{P}?wait=abc"), &[], Bytes::new()).status,
             400
         );
         assert_eq!(
-            handle(
+            call(
                 &qm,
-                &AuthConfig::anonymous(),
                 "DELETE",
                 &format!("{P}?correlationId=zz"),
                 &[],
@@ -760,10 +713,7 @@ mod tests {
             .status,
             400
         );
-        assert_eq!(
-            handle(&qm, &AuthConfig::anonymous(), "GET", P, &[], Bytes::new()).status,
-            200
-        );
+        assert_eq!(call(&qm, "GET", P, &[], Bytes::new()).status, 200);
         assert_eq!(qm.depth("DEV.QUEUE.1").expect("depth"), 1);
     }
 
@@ -818,17 +768,15 @@ mod tests {
     fn v3_writes_ids_with_the_id_prefix() {
         let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
         qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
-        let anyone = AuthConfig::anonymous();
         let v3 = P.replace("/v1/", "/v3/");
         let correl = format!("ID:{}", "ab".repeat(24));
         let hs = h(&[("ibm-mq-md-correlationId", &correl)]);
-        let r = handle(&qm, &anyone, "POST", &v3, &hs, Bytes::from("x"));
+        let r = call(&qm, "POST", &v3, &hs, Bytes::from("x"));
         assert_eq!(r.status, 201);
         let id = r.headers[0].1.clone();
         assert!(id.starts_with("ID:") && id.len() == 51, "{id}");
-        let r = handle(
+        let r = call(
             &qm,
-            &anyone,
             "GET",
             &format!("{P}?messageId={id}"),
             &[],
@@ -841,9 +789,8 @@ mod tests {
             .expect("id")
             .1;
         assert_eq!(v1_id, &id[3..], "v1 writes the hex alone");
-        let r = handle(
+        let r = call(
             &qm,
-            &anyone,
             "DELETE",
             &format!("{v3}?messageId={id}"),
             &[],
@@ -863,10 +810,9 @@ mod tests {
     fn text_is_utf8_both_ways() {
         let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
         qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
-        let anyone = AuthConfig::anonymous();
         let post = |ct: &str, body: &'static [u8]| {
             let hs = h(&[("Content-Type", ct)]);
-            handle(&qm, &anyone, "POST", P, &hs, Bytes::from_static(body)).status
+            call(&qm, "POST", P, &hs, Bytes::from_static(body)).status
         };
         assert_eq!(post("text/plain;charset=iso-8859-1", b"caf\xe9"), 415);
         assert_eq!(post("text/plain;charset=utf-8", b"caf\xe9"), 400);
@@ -888,7 +834,7 @@ mod tests {
             (cafe, "text/plain;charset=utf-8"),
             (b"\xff\xfe", "application/octet-stream"),
         ] {
-            let r = handle(&qm, &anyone, "DELETE", P, &[], Bytes::new());
+            let r = call(&qm, "DELETE", P, &[], Bytes::new());
             assert_eq!(&r.body[..], body);
             assert!(
                 r.headers.contains(&("Content-Type".into(), ct.into())),
@@ -901,9 +847,8 @@ mod tests {
     fn message_properties_travel_as_ibm_mq_usr_headers() {
         let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
         qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
-        let bad = handle(
+        let bad = call(
             &qm,
-            &AuthConfig::anonymous(),
             "POST",
             P,
             &h(&[("ibm-mq-usr-color", "red")]),
@@ -915,26 +860,8 @@ mod tests {
             ("ibm-mq-usr-count", "7"),
             ("ibm-mq-usr-city", "\"Zürich 😀\""),
         ]);
-        assert_eq!(
-            handle(
-                &qm,
-                &AuthConfig::anonymous(),
-                "POST",
-                P,
-                &props,
-                Bytes::from("x")
-            )
-            .status,
-            201
-        );
-        let r = handle(
-            &qm,
-            &AuthConfig::anonymous(),
-            "DELETE",
-            P,
-            &[],
-            Bytes::new(),
-        );
+        assert_eq!(call(&qm, "POST", P, &props, Bytes::from("x")).status, 201);
+        let r = call(&qm, "DELETE", P, &[], Bytes::new());
         assert_eq!(r.status, 200);
         let get = |n: &str| {
             r.headers
@@ -958,25 +885,11 @@ mod tests {
         let qm = QueueManager::open_in_memory(QmConfig::default()).expect("qm");
         qm.define(QueueDef::local("DEV.QUEUE.1")).expect("define");
         let asked = Instant::now();
-        let r = handle(
-            &qm,
-            &AuthConfig::anonymous(),
-            "DELETE",
-            &format!("{P}?wait=5000"),
-            &[],
-            Bytes::new(),
-        );
+        let r = call(&qm, "DELETE", &format!("{P}?wait=5000"), &[], Bytes::new());
         assert_eq!(r.status, 204);
         let until = r.retry_until.expect("a time to ask again until");
         assert!(until >= asked + Duration::from_millis(5000));
-        let r = handle(
-            &qm,
-            &AuthConfig::anonymous(),
-            "DELETE",
-            P,
-            &[],
-            Bytes::new(),
-        );
+        let r = call(&qm, "DELETE", P, &[], Bytes::new());
         assert_eq!((r.status, r.retry_until), (204, None));
     }
 }
