@@ -69,8 +69,9 @@ pub struct QueueManager {
     pub(crate) boot: u32,
     dyn_counter: AtomicU64,
     pub(crate) shut: AtomicBool,
-    /// The directory's lock, held while this queue manager is open (see `Filesystem::lock_dir`).
-    _lock: Option<std::fs::File>,
+    /// The directory's lock, held until this queue manager shuts down or is dropped (see
+    /// `Filesystem::lock_dir`).
+    lock: Mutex<Option<std::fs::File>>,
     /// Queues held open for input, and by whom ([`QueueManager::open_input`]).
     inputs: Mutex<Vec<(String, String)>>,
 }
@@ -129,7 +130,7 @@ impl QueueManager {
             boot,
             dyn_counter: AtomicU64::new(0),
             shut: AtomicBool::new(false),
-            _lock: None,
+            lock: Mutex::new(None),
             inputs: Mutex::new(Vec::new()),
         }
     }
@@ -154,7 +155,7 @@ impl QueueManager {
         let defs = load_defs(&*fsys, &dir.join(QUEUES_FILE))?;
         let (wal, rec) = Wal::open(fsys, &dir.join("log"), cfg.wal.clone())?;
         let mut qm = QueueManager::new(cfg, Some(wal), Some(dir.to_path_buf()), rec.next_seq);
-        qm._lock = lock;
+        qm.lock = Mutex::new(lock);
         {
             let mut objs = qm.objects.write();
             for d in defs {
@@ -552,6 +553,9 @@ impl QueueManager {
         if let Some(w) = &self.wal {
             w.shutdown();
         }
+        // Nothing is written any more: the directory is free for the next queue manager,
+        // even while threads still hold this one until they notice.
+        self.lock.lock().take();
     }
 
     pub(crate) fn check_open(&self) -> Result<()> {

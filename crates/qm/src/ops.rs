@@ -180,6 +180,10 @@ impl QueueManager {
         if msg.md.msg_id == ID_NONE || opts.new_msg_id {
             msg.md.msg_id = self.new_msg_id(seq);
         }
+        // BackoutCount counts the backouts of this message on this queue: a put starts it at 0
+        // whatever the descriptor said (MQ ignores it on MQPUT), so a re-put descriptor or a
+        // move to the backout queue does not arrive as poison.
+        msg.md.backout_count = 0;
         // A reply-to queue without a queue manager is one of this queue manager's, as MQ
         // fills it in.
         if !msg.md.reply_to_q.is_empty() && msg.md.reply_to_qmgr.trim().is_empty() {

@@ -615,7 +615,8 @@ fn backout_threshold_requeues_to_backout_queue_else_dead_letter_queue() {
         .get("IN.BO", &GetOptions::new())
         .expect("get")
         .expect("msg");
-    assert_eq!((&bo.body[..], bo.md.backout_count), (&b"poison"[..], 2));
+    // On the backout queue it is a new message there: its count starts again (MQ's MQPUT).
+    assert_eq!((&bo.body[..], bo.md.backout_count), (&b"poison"[..], 0));
     // No backout queue: the dead-letter queue, with the reason in the header.
     put(&qm, "NOBO", msg("p2"));
     let mut u = qm.begin();
@@ -640,4 +641,35 @@ fn backout_threshold_requeues_to_backout_queue_else_dead_letter_queue() {
         d.property("dlh.dest_q"),
         Some(&PropertyValue::String("NOBO".into()))
     );
+}
+
+#[test]
+fn a_backout_or_dead_letter_queue_that_is_the_input_queue_refuses_the_message() {
+    let qm = QueueManager::open_in_memory(QmConfig {
+        dead_letter_queue: "LOOP".into(),
+        ..QmConfig::default()
+    })
+    .expect("open");
+    // The dead-letter queue exists from the start; it becomes an input queue too.
+    qm.alter(QueueDef {
+        backout_threshold: 1,
+        backout_requeue_queue: "LOOP.ALIAS".into(),
+        ..QueueDef::local("LOOP")
+    })
+    .expect("alter");
+    qm.define(QueueDef::alias("LOOP.ALIAS", "LOOP"))
+        .expect("alias");
+    let mut m = msg("poison");
+    m.md.backout_count = 7;
+    put(&qm, "LOOP", m);
+    let mut u = qm.begin();
+    let m = u
+        .get("LOOP", &GetOptions::new())
+        .expect("get")
+        .expect("msg");
+    assert_eq!(m.md.backout_count, 0, "a put starts the count at 0");
+    let e = u.requeue_backout("LOOP", m, "").expect_err("nowhere to go");
+    assert!(e.to_string().contains("is the input queue itself"), "{e}");
+    u.rollback();
+    assert_eq!(qm.depth("LOOP").expect("depth"), 1, "the message stays");
 }

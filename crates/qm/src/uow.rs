@@ -127,20 +127,23 @@ impl UnitOfWork {
         msg: Message,
         detail: &str,
     ) -> Result<String> {
-        let boq = self
-            .qm
-            .resolve(source_queue, false)?
-            .state
-            .lock()
-            .def
-            .backout_requeue_queue
-            .clone();
+        let source = self.qm.resolve(source_queue, false)?;
+        let boq = source.state.lock().def.backout_requeue_queue.clone();
+        // A backout or dead-letter queue that is the input queue itself (or an alias of it)
+        // would hand the message straight back: it refuses, as if it were full.
+        let qm = self.qm.clone();
+        let is_source = |name: &str| {
+            qm.resolve(name, true)
+                .is_ok_and(|q| Arc::ptr_eq(&q, &source))
+        };
         let keep = PutOptions {
             set_all_context: true,
             ..PutOptions::default()
         };
         let why = if boq.is_empty() {
             "backout threshold reached; the queue has no backout requeue queue".to_string()
+        } else if is_source(&boq) {
+            format!("backout threshold reached; backout queue '{boq}' is the input queue itself")
         } else {
             match self.put(&boq, msg.clone(), &keep) {
                 Ok(_) => return Ok(boq),
@@ -153,6 +156,11 @@ impl UnitOfWork {
             format!("{why}; {detail}")
         };
         let (dlq, m) = self.qm.dead_letter(msg, source_queue, 2362, &why)?;
+        if is_source(&dlq) {
+            return Err(QmError::Invalid(format!(
+                "{why}; the dead-letter queue '{dlq}' is the input queue itself, so the message stays where it is"
+            )));
+        }
         self.put(&dlq, m, &keep)?;
         Ok(dlq)
     }
