@@ -76,6 +76,16 @@ impl BodyParsing {
         })
     }
 
+    /// `Some(true)` for XML, `Some(false)` for JSON: text domains, whose parsers read UTF-8;
+    /// `None` for BLOB, whose bytes are taken as they are.
+    pub fn text_domain(&self) -> Option<bool> {
+        match self.parser {
+            DomainParser::Xml(_) => Some(true),
+            DomainParser::Json(_) => Some(false),
+            DomainParser::Blob => None,
+        }
+    }
+
     /// The body kept as bytes (BLOB), as a message whose body did not parse is shown.
     pub fn blob() -> BodyParsing {
         BodyParsing {

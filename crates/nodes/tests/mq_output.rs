@@ -51,3 +51,31 @@ fn mq_output_keeps_the_msg_id_unless_asked_for_a_new_one() {
         assert!(le.contains(field), "{field} missing from {le}");
     }
 }
+
+#[test]
+fn text_bodies_are_read_and_written_in_the_descriptors_ccsid() {
+    let qm = QueueManager::open_in_memory(QmConfig::default()).expect("a queue manager");
+    for q in ["C.IN", "C.OUT", "C.MISREAD"] {
+        qm.define(QueueDef::local(q)).expect("define");
+    }
+    let b = Bench::new(
+        "nodes:\n  in: { type: MQInput, queue: C.IN, domain: XMLNSC, wires: { out: [check] } }\n  check: { type: Filter, expression: \"$Body/a = 'café'\", wires: { 'true': [out], 'false': [misread] } }\n  out: { type: MQOutput, queue: C.OUT }\n  misread: { type: MQOutput, queue: C.MISREAD }\n",
+        qm.clone(),
+    );
+    // ISO-8859-1: é is the single byte E9.
+    let mut m = Message::new(&b"<a>caf\xe9</a>"[..]);
+    m.md.coded_char_set_id = 819;
+    m.md.format = "MQSTR   ".into();
+    qm.put("C.IN", m, &PutOptions::default()).expect("put");
+    let running = b.flow.start();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while qm.depth("C.OUT").expect("depth") + qm.depth("C.MISREAD").expect("depth") == 0 {
+        assert!(Instant::now() < deadline, "the flow never put");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    running.stop();
+    assert_eq!(qm.depth("C.MISREAD").expect("depth"), 0, "the body was read as UTF-8");
+    let out = qm.get("C.OUT", &GetOptions::new()).expect("get").expect("a message");
+    assert_eq!(out.md.coded_char_set_id, 819);
+    assert_eq!(&out.body[..], b"<a>caf\xe9</a>", "written back in ISO-8859-1");
+}

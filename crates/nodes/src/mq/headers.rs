@@ -150,7 +150,16 @@ pub fn to_tree(m: &sluice_qm::Message, parsing: &BodyParsing) -> Result<Message,
             t.create_last_child(parent, field_type::NAME_VALUE, n, v)?;
         }
     }
-    parsing.attach(&mut msg.root, m.body.clone())?;
+    // A text domain's parser reads UTF-8: a body in another CCSID is converted first, as the
+    // product's parsers decode by the descriptor's CodedCharSetId.
+    let body = match parsing.text_domain() {
+        Some(xml) => {
+            sluice_esql::runtime::body_to_utf8(m.body.clone(), i64::from(md.coded_char_set_id), xml)
+                .map_err(|e| NodeError::recoverable(format!("the message body: {e}")))?
+        }
+        None => m.body.clone(),
+    };
+    parsing.attach(&mut msg.root, body)?;
     Ok(msg)
 }
 

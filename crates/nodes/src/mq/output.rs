@@ -284,8 +284,16 @@ impl MqOutput {
 
 impl Node for MqOutput {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let (body, _) = serialize_body(msg)?;
+        let (body, content_type) = serialize_body(msg)?;
         let mut qmsg = headers::from_tree(msg, body)?;
+        // XML and JSON bodies are held and written as UTF-8: they go out in the CCSID the
+        // descriptor declares.
+        let xml = content_type.starts_with("text/xml");
+        if xml || content_type.starts_with("application/json") {
+            let ccsid = i64::from(qmsg.md.coded_char_set_id);
+            qmsg.body = sluice_esql::runtime::body_from_utf8(qmsg.body, ccsid, xml)
+                .map_err(|e| NodeError::recoverable(format!("the message body: {e}")))?;
+        }
         if self.reply {
             qmsg.md.correl_id = qmsg.md.msg_id;
             qmsg.md.msg_type = msg_type::REPLY;

@@ -40,7 +40,7 @@ impl BitstreamOptions {
 }
 
 /// The CCSIDs that are UTF-8 (0 is "the default", which is UTF-8 here).
-fn is_utf8(ccsid: i64) -> bool {
+pub(crate) fn is_utf8(ccsid: i64) -> bool {
     matches!(ccsid, 0 | 1208 | 1209)
 }
 

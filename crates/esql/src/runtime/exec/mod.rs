@@ -2,6 +2,7 @@
 
 mod bitstream;
 mod bitstream_options;
+pub(crate) use bitstream_options::{from_utf8, is_utf8, to_utf8};
 mod call;
 mod db;
 mod dynamic;
