@@ -193,6 +193,25 @@ fn compile_reports_unknown_function_and_namespace_prefix() {
 }
 
 #[test]
+fn a_module_defined_twice_in_a_schema_is_a_compile_error_naming_both_places() {
+    let m = "CREATE COMPUTE MODULE SetMsgId\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  RETURN TRUE;\n END;\nEND MODULE;\n";
+    let errs = match Program::compile(&[("a.esql".into(), m.into()), ("b.esql".into(), m.into())]) {
+        Ok(_) => panic!("two SetMsgId modules compiled"),
+        Err(es) => es.iter().map(|e| e.render()).collect::<Vec<_>>(),
+    };
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with("b.esql:1:")
+            && errs[0].contains("defined twice (first in a.esql line 1)"),
+        "{}",
+        errs[0]
+    );
+    // The same name in two schemas is two modules.
+    let other = format!("BROKER SCHEMA other\n{m}");
+    assert!(Program::compile(&[("a.esql".into(), m.into()), ("c.esql".into(), other)]).is_ok());
+}
+
+#[test]
 fn compile_resolves_routines_across_files_through_path() {
     let lib = "BROKER SCHEMA com.example.lib\nCREATE FUNCTION Twice(IN x INTEGER) RETURNS INTEGER BEGIN RETURN x * 2; END;\n";
     let main = "BROKER SCHEMA com.example.app\nPATH com.example.lib;\nCREATE COMPUTE MODULE M\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  SET OutputRoot.XMLNSC.R = Twice(21);\n  RETURN TRUE;\n END;\nEND MODULE;\n";

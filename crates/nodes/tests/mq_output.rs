@@ -74,8 +74,19 @@ fn text_bodies_are_read_and_written_in_the_descriptors_ccsid() {
         std::thread::sleep(Duration::from_millis(10));
     }
     running.stop();
-    assert_eq!(qm.depth("C.MISREAD").expect("depth"), 0, "the body was read as UTF-8");
-    let out = qm.get("C.OUT", &GetOptions::new()).expect("get").expect("a message");
+    assert_eq!(
+        qm.depth("C.MISREAD").expect("depth"),
+        0,
+        "the body was read as UTF-8"
+    );
+    let out = qm
+        .get("C.OUT", &GetOptions::new())
+        .expect("get")
+        .expect("a message");
     assert_eq!(out.md.coded_char_set_id, 819);
-    assert_eq!(&out.body[..], b"<a>caf\xe9</a>", "written back in ISO-8859-1");
+    assert_eq!(
+        &out.body[..],
+        b"<a>caf\xe9</a>",
+        "written back in ISO-8859-1"
+    );
 }

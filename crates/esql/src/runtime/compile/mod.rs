@@ -193,6 +193,25 @@ pub(crate) fn compile(
     };
     let mut diags: Vec<(u32, Diagnostic)> = Vec::new();
 
+    // A module name is one module in its schema: a second one would silently take its place.
+    for (i, (fi, m)) in module_names.iter().enumerate() {
+        let schema = &index.schemas[*fi as usize];
+        if let Some((first_fi, first)) = module_names[..i]
+            .iter()
+            .find(|(f, o)| &index.schemas[*f as usize] == schema && o.name.name == m.name.name)
+        {
+            let first_at = Diagnostic::new(&out.files[*first_fi as usize].src, first.name.span, "");
+            let msg = format!(
+                "module `{}` is defined twice (first in {} line {})",
+                m.name.name, out.files[*first_fi as usize].path, first_at.line
+            );
+            diags.push((
+                *fi,
+                Diagnostic::new(&out.files[*fi as usize].src, m.name.span, msg),
+            ));
+        }
+    }
+
     // Schema-level variables: one layout per schema, shared by its modules and routines.
     let mut schema_scopes: HashMap<String, scope::Globals> = HashMap::new();
     let mut schema_inits: HashMap<String, Vec<super::compile::GlobalInit>> = HashMap::new();
