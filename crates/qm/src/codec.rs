@@ -30,12 +30,22 @@ pub enum DecodeError {
 }
 
 /// Append the descriptor, properties and body length; the body bytes must follow.
+/// Flag in the persistence byte: the extended descriptor fields follow the fixed ones.
+const EXTENDED: u8 = 0x80;
+
 pub fn encode_head(msg: &Message, out: &mut Vec<u8>) {
     let md = &msg.md;
     out.extend_from_slice(&md.msg_id);
     out.extend_from_slice(&md.correl_id);
     out.extend_from_slice(&md.group_id);
-    out.push(md.persistence.code());
+    // The descriptor fields most messages leave at their defaults follow the fixed ones only
+    // when one is set (flagged in the persistence byte), so those messages, and logs written
+    // before the fields existed, keep the same bytes.
+    let extended = md.report != 0
+        || md.put_appl_type != 0
+        || md.accounting_token != [0; 32]
+        || !md.appl_origin_data.is_empty();
+    out.push(md.persistence.code() | if extended { EXTENDED } else { 0 });
     out.push(md.priority);
     for v in [
         md.expiry,
@@ -60,6 +70,12 @@ pub fn encode_head(msg: &Message, out: &mut Vec<u8>) {
         &md.appl_identity_data,
     ] {
         put_str16(out, s);
+    }
+    if extended {
+        out.extend_from_slice(&md.report.to_le_bytes());
+        out.extend_from_slice(&md.put_appl_type.to_le_bytes());
+        out.extend_from_slice(&md.accounting_token);
+        put_str16(out, &md.appl_origin_data);
     }
     out.extend_from_slice(&(msg.properties.len() as u32).to_le_bytes());
     for (name, v) in &msg.properties {
@@ -194,7 +210,8 @@ impl Reader {
         let correl_id = self.id()?;
         let group_id = self.id()?;
         let pc = self.u8()?;
-        let persistence = Persistence::from_code(pc)
+        let extended = pc & EXTENDED != 0;
+        let persistence = Persistence::from_code(pc & !EXTENDED)
             .ok_or_else(|| DecodeError::Bad(format!("persistence {pc}")))?;
         let priority = self.u8()?;
         let expiry = self.i32()?;
@@ -205,7 +222,7 @@ impl Reader {
         let backout_count = self.u32()?;
         let msg_seq_number = self.i32()?;
         let msg_flags = self.i32()?;
-        let md = Mqmd {
+        let mut md = Mqmd {
             msg_id,
             correl_id,
             group_id,
@@ -227,7 +244,14 @@ impl Reader {
             put_time: self.str16()?,
             user_identifier: self.str16()?,
             appl_identity_data: self.str16()?,
+            ..Mqmd::default()
         };
+        if extended {
+            md.report = self.i32()?;
+            md.put_appl_type = self.i32()?;
+            md.accounting_token = self.arr()?;
+            md.appl_origin_data = self.str16()?;
+        }
         let n = self.u32()? as usize;
         // The count is untrusted: the smallest property (empty name, bool) takes 4 bytes.
         let mut properties = Vec::with_capacity(n.min(self.remaining() / 4));
@@ -270,7 +294,17 @@ mod tests {
         m.set_property("c", PropertyValue::Bytes(Bytes::from_static(b"\x00\x01")));
         m.set_property("d", PropertyValue::Float(1.5));
         m.set_property("e", PropertyValue::Bool(true));
+        let plain = encode(&m).len();
+        m.md.report = 64;
+        m.md.put_appl_type = 6;
+        m.md.accounting_token[31] = 9;
+        m.md.appl_origin_data = "origin".into();
         let enc = encode(&m);
+        assert_eq!(
+            enc.len(),
+            plain + 4 + 4 + 32 + 2 + 6,
+            "only a message that sets them pays"
+        );
         let back = Reader::new(Bytes::from(enc.clone()))
             .message()
             .expect("decodes");

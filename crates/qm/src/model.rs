@@ -100,6 +100,15 @@ pub struct Mqmd {
     pub msg_seq_number: i32,
     /// MsgFlags (MQMF_*).
     pub msg_flags: i32,
+    /// Report options (MQRO_*): what reports the sender asks for and how a reply sets its
+    /// MsgId and CorrelId.
+    pub report: i32,
+    /// PutApplType (MQAT_*), set with PutApplName.
+    pub put_appl_type: i32,
+    /// AccountingToken (identity context).
+    pub accounting_token: [u8; 32],
+    /// ApplOriginData (origin context).
+    pub appl_origin_data: String,
 }
 
 impl Default for Mqmd {
@@ -126,6 +135,10 @@ impl Default for Mqmd {
             group_id: ID_NONE,
             msg_seq_number: 1,
             msg_flags: 0,
+            report: 0,
+            put_appl_type: 0,
+            accounting_token: [0; 32],
+            appl_origin_data: String::new(),
         }
     }
 }
@@ -287,6 +300,9 @@ impl QueueDef {
     }
 }
 
+/// PutApplType of the applications the queue manager serves (MQ's MQAT_UNIX).
+pub const PUT_APPL_TYPE_UNIX: i32 = 6;
+
 /// The identity and origin context the queue manager gives a put that does not set all
 /// context itself (MQ's default context): the user who put it (UserIdentifier, 12
 /// characters in MQ) and the program (PutApplName, 28); ApplIdentityData is cleared.
@@ -305,11 +321,15 @@ impl PutContext {
         }
     }
 
-    /// Give `msg` this context.
+    /// Give `msg` this context: the identity and origin fields the application did not set.
     pub fn apply(&self, msg: &mut Message) {
-        msg.md.user_identifier.clone_from(&self.user);
-        msg.md.put_appl_name.clone_from(&self.appl_name);
-        msg.md.appl_identity_data.clear();
+        let md = &mut msg.md;
+        md.user_identifier.clone_from(&self.user);
+        md.put_appl_name.clone_from(&self.appl_name);
+        md.put_appl_type = PUT_APPL_TYPE_UNIX;
+        md.appl_identity_data.clear();
+        md.appl_origin_data.clear();
+        md.accounting_token = [0; 32];
     }
 }
 

@@ -265,6 +265,10 @@ fn message_json(m: &Message) -> serde_json::Value {
         "group_id": id_to_hex(&md.group_id),
         "msg_seq_number": md.msg_seq_number,
         "msg_flags": md.msg_flags,
+        "report": md.report,
+        "put_appl_type": md.put_appl_type,
+        "accounting_token": to_hex(&md.accounting_token),
+        "appl_origin_data": md.appl_origin_data,
         "properties": properties,
         "length": m.body.len(),
     });

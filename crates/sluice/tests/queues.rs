@@ -230,6 +230,24 @@ fn mq_reply_answers_with_the_request_msg_id_as_correl_id() {
         assert_eq!(&reply.body[..], format!("request {i}").as_bytes());
         assert_eq!(reply.md.msg_type, sluice_qm::msg_type::REPLY);
     }
+    // A request whose Report asks for its own ids back (MQRO_PASS_CORREL_ID | MQRO_PASS_MSG_ID).
+    let mut m = Message::new("pass my ids");
+    m.md.reply_to_q = "TEST.REPLIES".into();
+    m.md.correl_id = sluice_qm::id_from_str("MY CORREL");
+    m.md.report = 64 | 128;
+    let id = c
+        .put("SAMPLES.REQUEST", &m, &PutOptions::default())
+        .unwrap();
+    let reply = c
+        .get(
+            "TEST.REPLIES",
+            &GetOptions::new()
+                .correl_id(m.md.correl_id)
+                .wait(Duration::from_secs(10)),
+        )
+        .unwrap()
+        .expect("a reply with the request's CorrelId");
+    assert_eq!(reply.md.msg_id, id, "the request's MsgId passed on");
     // A reply for another queue manager has no route: it does not land on the local queue of
     // that name; the request goes to the dead-letter queue saying why.
     let mut m = Message::new("elsewhere");

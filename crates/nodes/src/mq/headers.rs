@@ -66,7 +66,7 @@ pub fn to_tree(m: &sluice_qm::Message, parsing: &BodyParsing) -> Result<Message,
     let h = t.create_last_child(r, field_type::NAME, Text::from_static("MQMD"), Value::Null)?;
     chars(t, h, "StrucId", "MD  ")?;
     nv(t, h, "Version", Value::Integer(2))?;
-    nv(t, h, "Report", Value::Integer(0))?;
+    nv(t, h, "Report", Value::Integer(md.report as i64))?;
     nv(t, h, "MsgType", Value::Integer(md.msg_type as i64))?;
     nv(t, h, "Expiry", Value::Integer(md.expiry as i64))?;
     nv(t, h, "Feedback", Value::Integer(md.feedback as i64))?;
@@ -96,7 +96,9 @@ pub fn to_tree(m: &sluice_qm::Message, parsing: &BodyParsing) -> Result<Message,
     chars(t, h, "ReplyToQ", &md.reply_to_q)?;
     chars(t, h, "ReplyToQMgr", &md.reply_to_qmgr)?;
     chars(t, h, "UserIdentifier", &md.user_identifier)?;
+    blob(t, h, "AccountingToken", &md.accounting_token)?;
     chars(t, h, "ApplIdentityData", &md.appl_identity_data)?;
+    nv(t, h, "PutApplType", Value::Integer(md.put_appl_type as i64))?;
     chars(t, h, "PutApplName", &md.put_appl_name)?;
     match put_date(&md.put_date) {
         Some(d) => nv(t, h, "PutDate", Value::Date(d))?,
@@ -106,6 +108,7 @@ pub fn to_tree(m: &sluice_qm::Message, parsing: &BodyParsing) -> Result<Message,
         Some(x) => nv(t, h, "PutTime", Value::GmtTime(x))?,
         None => chars(t, h, "PutTime", &md.put_time)?,
     };
+    chars(t, h, "ApplOriginData", &md.appl_origin_data)?;
     blob(t, h, "GroupId", &md.group_id)?;
     nv(
         t,
@@ -113,7 +116,10 @@ pub fn to_tree(m: &sluice_qm::Message, parsing: &BodyParsing) -> Result<Message,
         "MsgSeqNumber",
         Value::Integer(md.msg_seq_number as i64),
     )?;
+    // Messages are never segmented here: the whole message at offset 0 (MQOL_UNDEFINED).
+    nv(t, h, "Offset", Value::Integer(0))?;
     nv(t, h, "MsgFlags", Value::Integer(md.msg_flags as i64))?;
+    nv(t, h, "OriginalLength", Value::Integer(-1))?;
     if !m.properties.is_empty() {
         let rfh = t.create_last_child(
             r,
@@ -175,20 +181,21 @@ pub fn md_field(msg: &mut Message, name: &str) -> Result<Option<Value>, NodeErro
         .map(|f| msg.root.value(f)))
 }
 
-fn id24(t: &Tree, v: Value) -> Option<[u8; 24]> {
+/// An id field's bytes, cut or zero-padded to `N` (24 for ids, 32 for AccountingToken).
+fn id_bytes<const N: usize>(t: &Tree, v: Value) -> Option<[u8; N]> {
     let b = match v {
         Value::Blob(x) | Value::Character(x) => t.bytes(x),
         _ => return None,
     };
-    let mut id = [0u8; 24];
-    let n = b.len().min(24);
+    let mut id = [0u8; N];
+    let n = b.len().min(N);
     id[..n].copy_from_slice(&b[..n]);
     Some(id)
 }
 
 /// An id field of `Root.MQMD` as 24 bytes.
 pub fn md_id(msg: &mut Message, name: &str) -> Result<Option<[u8; 24]>, NodeError> {
-    Ok(md_field(msg, name)?.and_then(|v| id24(&msg.root, v)))
+    Ok(md_field(msg, name)?.and_then(|v| id_bytes(&msg.root, v)))
 }
 
 fn text_of(t: &Tree, v: Value) -> Option<String> {
@@ -251,9 +258,9 @@ pub fn from_tree(msg: &mut Message, body: Bytes) -> Result<sluice_qm::Message, N
             let v = t.value(f);
             let name = t.name_bytes(f).to_vec();
             match name.as_slice() {
-                b"MsgId" => md.msg_id = id24(t, v).unwrap_or(md.msg_id),
-                b"CorrelId" => md.correl_id = id24(t, v).unwrap_or(md.correl_id),
-                b"GroupId" => md.group_id = id24(t, v).unwrap_or(md.group_id),
+                b"MsgId" => md.msg_id = id_bytes(t, v).unwrap_or(md.msg_id),
+                b"CorrelId" => md.correl_id = id_bytes(t, v).unwrap_or(md.correl_id),
+                b"GroupId" => md.group_id = id_bytes(t, v).unwrap_or(md.group_id),
                 b"ReplyToQ" => {
                     md.reply_to_q = text_of(t, v).unwrap_or_default().trim_end().to_string()
                 }
@@ -278,6 +285,12 @@ pub fn from_tree(msg: &mut Message, body: Bytes) -> Result<sluice_qm::Message, N
                 b"Feedback" => md.feedback = int_of(t, v).unwrap_or(0) as i32,
                 b"MsgSeqNumber" => md.msg_seq_number = int_of(t, v).unwrap_or(1) as i32,
                 b"MsgFlags" => md.msg_flags = int_of(t, v).unwrap_or(0) as i32,
+                b"Report" => md.report = int_of(t, v).unwrap_or(0) as i32,
+                b"PutApplType" => md.put_appl_type = int_of(t, v).unwrap_or(0) as i32,
+                b"AccountingToken" => {
+                    md.accounting_token = id_bytes(t, v).unwrap_or(md.accounting_token)
+                }
+                b"ApplOriginData" => md.appl_origin_data = text_of(t, v).unwrap_or_default(),
                 _ => {}
             }
         }

@@ -40,6 +40,10 @@ const TRANSACTION: PropSpec = PropSpec {
           transactional MQInput), else put at once; `no`: put at once, outside any unit of work.",
 };
 
+/// Report options of a request that MQReply honours (MQ's values).
+const MQRO_PASS_CORREL_ID: i32 = 64;
+const MQRO_PASS_MSG_ID: i32 = 128;
+
 pub static MQ_OUTPUT: NodeSpec = NodeSpec {
     type_name: "MQOutput",
     summary: "Puts the message on a queue: the descriptor from `Root.MQMD`, properties from `Root.MQRFH2.usr`, \
@@ -107,7 +111,8 @@ pub static MQ_OUTPUT: NodeSpec = NodeSpec {
 pub static MQ_REPLY: NodeSpec = NodeSpec {
     type_name: "MQReply",
     summary: "Puts the message on the ReplyToQ of `Root.MQMD` as a reply: MsgType reply, and the request's \
-              MsgId as the CorrelId, as queue applications expect.",
+              MsgId as the CorrelId, as queue applications expect — or, when the request's Report asks \
+              (MQRO_PASS_CORREL_ID, MQRO_PASS_MSG_ID), its CorrelId and its MsgId.",
     inputs: &[IN],
     outputs: &[FAILURE, OUT],
     dynamic_outputs: false,
@@ -154,7 +159,7 @@ struct MqOutput {
     reply: bool,
     persistence: Option<Persistence>,
     transactional: Option<bool>,
-    /// Generate a new MsgId (always so for MQReply).
+    /// Generate a new MsgId (MQReply: unless the request's Report says MQRO_PASS_MSG_ID).
     new_msg_id: bool,
 }
 
@@ -200,7 +205,7 @@ fn build_output(c: &NodeConfig, b: &BuildContext, reply: bool) -> Result<NodeImp
         reply,
         persistence,
         transactional,
-        new_msg_id: reply || c.bool("new_msg_id"),
+        new_msg_id: c.bool("new_msg_id"),
     })))
 }
 
@@ -294,11 +299,19 @@ impl Node for MqOutput {
             qmsg.body = sluice_esql::runtime::body_from_utf8(qmsg.body, ccsid, xml)
                 .map_err(|e| NodeError::recoverable(format!("the message body: {e}")))?;
         }
+        let mut new_msg_id = self.new_msg_id;
         if self.reply {
-            qmsg.md.correl_id = qmsg.md.msg_id;
+            // The request's Report options say how its reply is identified: its CorrelId
+            // (MQRO_PASS_CORREL_ID) or else its MsgId as the reply's CorrelId; its MsgId
+            // (MQRO_PASS_MSG_ID) or else a new one as the reply's MsgId.
+            let report = qmsg.md.report;
+            if report & MQRO_PASS_CORREL_ID == 0 {
+                qmsg.md.correl_id = qmsg.md.msg_id;
+            }
+            new_msg_id = report & MQRO_PASS_MSG_ID == 0;
             qmsg.md.msg_type = msg_type::REPLY;
         }
-        if self.new_msg_id {
+        if new_msg_id {
             qmsg.md.msg_id = sluice_qm::ID_NONE;
         }
         if let Some(p) = self.persistence {
