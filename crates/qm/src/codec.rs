@@ -3,10 +3,13 @@
 //! Layout (all integers little-endian):
 //! ```text
 //! msg_id[24] correl_id[24] group_id[24]
-//! persistence u8, priority u8, expiry i32, encoding i32, coded_char_set_id i32, msg_type i32,
-//! feedback i32, backout_count u32, msg_seq_number i32, msg_flags i32
+//! persistence u8 (bit 0x80: the extended fields below are present), priority u8, expiry i32,
+//! encoding i32, coded_char_set_id i32, msg_type i32, feedback i32, backout_count u32,
+//! msg_seq_number i32, msg_flags i32
 //! 8 strings, each u16 length + UTF-8: reply_to_q reply_to_qmgr format put_appl_name
 //!   put_date put_time user_identifier appl_identity_data
+//! only with bit 0x80: report i32, put_appl_type i32, accounting_token[32],
+//!   appl_origin_data (u16 + UTF-8)
 //! property count u32, each: name (u16 + UTF-8), tag u8, value
 //!   (0 bool u8 | 1 int i64 | 2 float f64 | 3 string u32+UTF-8 | 4 bytes u32+raw)
 //! body length u32, body
