@@ -300,12 +300,11 @@ impl QueueDef {
     }
 }
 
-/// PutApplType of the applications the queue manager serves (MQ's MQAT_UNIX).
-pub const PUT_APPL_TYPE_UNIX: i32 = 6;
-
 /// The identity and origin context the queue manager gives a put that does not set all
 /// context itself (MQ's default context): the user who put it (UserIdentifier, 12
-/// characters in MQ) and the program (PutApplName, 28); ApplIdentityData is cleared.
+/// characters in MQ) and the program (PutApplName, 28); ApplIdentityData, ApplOriginData and
+/// AccountingToken are cleared. PutApplType stays as the application gave it: setting it
+/// would give every message the descriptor's extended fields (see `codec`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PutContext {
     user: String,
@@ -326,7 +325,6 @@ impl PutContext {
         let md = &mut msg.md;
         md.user_identifier.clone_from(&self.user);
         md.put_appl_name.clone_from(&self.appl_name);
-        md.put_appl_type = PUT_APPL_TYPE_UNIX;
         md.appl_identity_data.clear();
         md.appl_origin_data.clear();
         md.accounting_token = [0; 32];

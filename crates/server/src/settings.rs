@@ -174,6 +174,7 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
         src,
         problems: Vec::new(),
     };
+    let mut queue_items = None;
     for (k, v) in r.entries(&doc, "sluice.yaml", &["http", "queues", "queue_manager"]) {
         match k {
             "http" => {
@@ -198,9 +199,31 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
                 }
             }
             "queue_manager" => read_qm(&mut r, v, &mut s.queue_manager),
-            "queues" => read_queues(&mut r, v, &mut s.queues),
+            "queues" => {
+                read_queues(&mut r, v, &mut s.queues);
+                queue_items = Some(v);
+            }
             _ => {}
         }
+    }
+    // The queue manager creates its dead-letter queue as a local queue: one defined here as
+    // another kind could never be applied. (Checked once every queue item was read, so that
+    // the definitions and the items line up.)
+    let dlq = &s.queue_manager.dead_letter_queue;
+    if r.problems.is_empty()
+        && let (Some(def), Some(YamlKind::Seq(items))) = (
+            s.queues
+                .iter()
+                .position(|d| &d.name == dlq && d.kind != sluice_qm::QueueKind::Local),
+            queue_items.map(|v| &v.kind),
+        )
+        && let Some(item) = items.get(def)
+    {
+        r.err(
+            item,
+            format!("the dead-letter queue `{dlq}` must be a local queue"),
+            Some("define it without `type`, or name another queue in `queue_manager.dead_letter_queue`".into()),
+        );
     }
     if r.problems.is_empty() {
         Ok(s)
@@ -293,6 +316,7 @@ const QUEUE_KEYS: &[&str] = &[
     "backout_queue",
     "put_inhibited",
     "get_inhibited",
+    "harden_get_backout",
 ];
 
 fn read_queues(r: &mut Reader, v: &Yaml, out: &mut Vec<sluice_qm::QueueDef>) {
@@ -333,7 +357,8 @@ fn read_queues(r: &mut Reader, v: &Yaml, out: &mut Vec<sluice_qm::QueueDef>) {
                 "backout_threshold" => def.backout_threshold = r.secs(val) as u32,
                 "backout_queue" => def.backout_requeue_queue = r.text(val),
                 "put_inhibited" => def.put_inhibited = r.flag(val),
-                _ => def.get_inhibited = r.flag(val),
+                "get_inhibited" => def.get_inhibited = r.flag(val),
+                _ => def.harden_get_backout = r.flag(val),
             }
         }
         if def.name.is_empty() {
@@ -397,5 +422,21 @@ mod tests {
             "{p:?}"
         );
         assert!(problems("queue_manager:\n  name: QM1\nqueues:\n  - { name: A }\n").is_empty());
+        let p = problems(
+            "queue_manager:\n  dead_letter_queue: DLA\nqueues:\n  - { name: Y.IN }\n  - { name: DLA, type: alias, target: Y.IN }\n",
+        );
+        assert!(
+            p.len() == 1
+                && p[0].contains("sluice.yaml:5:")
+                && p[0].contains("must be a local queue"),
+            "{p:?}"
+        );
+        let p = problems("queues:\n  - { name: H, harden_get_backout: true }\n");
+        assert!(p.is_empty(), "{p:?}");
+        let s = super::parse(
+            "sluice.yaml",
+            "queues:\n  - { name: H, harden_get_backout: true }\n",
+        );
+        assert!(s.expect("valid").queues[0].harden_get_backout);
     }
 }
