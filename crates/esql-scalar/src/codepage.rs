@@ -19,8 +19,10 @@ pub const DEFAULT_CCSID: i64 = 1208;
 const CP437_HIGH: &str = "ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜ¢£¥₧ƒáíóúñÑªº¿⌐¬½¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐\
 └┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\u{a0}";
 
-/// Windows-1252 bytes 0x80–0x9F (the rest is ISO-8859-1); U+FFFD marks holes.
-const CP1252_C1: &str = "€\u{fffd}‚ƒ„…†‡ˆ‰Š‹Œ\u{fffd}Ž\u{fffd}\u{fffd}‘’“”•–—˜™š›œ\u{fffd}žŸ";
+/// Windows-1252 bytes 0x80–0x9F (the rest is ISO-8859-1). The five bytes 1252 leaves
+/// undefined (81, 8D, 8F, 90, 9D) stand for the C1 controls of the same number, as Windows
+/// and the web's decoders take them, so every byte string survives a decode and encode.
+const CP1252_C1: &str = "€\u{81}‚ƒ„…†‡ˆ‰Š‹Œ\u{8d}Ž\u{8f}\u{90}‘’“”•–—˜™š›œ\u{9d}žŸ";
 
 /// EBCDIC code page 37 to ISO-8859-1, indexed by the EBCDIC byte.
 const CP037_TO_LATIN1: [u8; 256] = [
@@ -268,6 +270,19 @@ mod tests {
             assert_eq!(
                 decode(&bytes, ccsid, ENCODING_LITTLE_ENDIAN).unwrap(),
                 text,
+                "CCSID {ccsid}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_byte_of_the_single_byte_pages_survives_a_decode_and_encode() {
+        let all: Vec<u8> = (0..=255).collect();
+        for ccsid in [819, 437, 1252, 37, 500, 1140, 1148] {
+            let text = decode(&all, ccsid, ENCODING_LITTLE_ENDIAN).unwrap();
+            assert_eq!(
+                encode(&text, ccsid, ENCODING_LITTLE_ENDIAN).unwrap(),
+                all,
                 "CCSID {ccsid}"
             );
         }
