@@ -112,6 +112,9 @@ pub struct Recovered {
     pub msgs: BTreeMap<u64, LiveMsg>,
     /// First sequence number free for use.
     pub next_seq: u64,
+    /// Bytes after the log's valid end that were not a clean end (a torn or corrupt tail),
+    /// when there were any.
+    pub dropped_tail: Option<u64>,
 }
 
 /// Counters for benchmarks and tests.

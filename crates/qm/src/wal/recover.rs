@@ -257,6 +257,7 @@ pub(super) fn open(
     let replay: Vec<u64> = segs.into_iter().filter(|s| *s >= first).collect();
     let mut since = 0u64;
     let mut last_end: Option<(u64, u64, bool)> = None; // (segment, valid end, closed)
+    let mut dropped_tail = None;
     for (i, &n) in replay.iter().enumerate() {
         let path = seg_path(dir, n);
         let data = fs
@@ -298,6 +299,7 @@ pub(super) fn open(
                 recs.pos,
                 total - recs.pos
             );
+            dropped_tail = Some((total - recs.pos) as u64);
         }
         last_end = Some((n, recs.pos as u64, closed));
     }
@@ -339,6 +341,7 @@ pub(super) fn open(
     let rec = Recovered {
         msgs: st.live.iter().map(|(k, v)| (*k, v.clone())).collect(),
         next_seq: st.max_seq + 1,
+        dropped_tail,
     };
     let w = Writer {
         fs,

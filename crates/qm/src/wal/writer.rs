@@ -184,7 +184,17 @@ impl Writer {
                     }
                 }
             }
+            // A zero header right after the batch ends the log there for recovery: a recycled
+            // segment holds an older segment's records past it, which would otherwise read
+            // as a torn tail after every clean stop. The next batch overwrites it.
+            let terminated = start + written + format::HEADER as u64 <= self.cfg.segment_size;
+            if terminated {
+                self.buf.extend_from_slice(&[0u8; format::HEADER]);
+            }
             self.file.write_all(&self.buf)?;
+            if terminated {
+                self.file.seek(start + written)?;
+            }
             Ok(())
         })();
         if self.buf.capacity() > 4 << 20 {
