@@ -24,6 +24,13 @@ fn qm(s: &Server, args: &[&str]) -> std::process::Output {
         .expect("run sluice qm")
 }
 
+/// The next message on `queue`, waiting up to 20 s for it.
+fn wait_for_message(c: &mut Client, queue: &str) -> Message {
+    c.get(queue, &GetOptions::new().wait(Duration::from_secs(20)))
+        .unwrap()
+        .unwrap_or_else(|| panic!("no message on {queue}"))
+}
+
 fn text(o: &std::process::Output) -> String {
     format!(
         "{}{}",
@@ -255,13 +262,7 @@ fn mq_reply_answers_with_the_request_msg_id_as_correl_id() {
     m.md.reply_to_qmgr = "OTHERQM".into();
     c.put("SAMPLES.REQUEST", &m, &PutOptions::default())
         .unwrap();
-    let dead = c
-        .get(
-            "SYSTEM.DEAD.LETTER.QUEUE",
-            &GetOptions::new().wait(Duration::from_secs(10)),
-        )
-        .unwrap()
-        .expect("the request on the dead-letter queue");
+    let dead = wait_for_message(&mut c, "SYSTEM.DEAD.LETTER.QUEUE");
     assert_eq!(&dead.body[..], b"elsewhere");
     let Some(sluice_qm::PropertyValue::String(why)) = dead.property("dlh.text") else {
         panic!("no dlh.text: {:?}", dead.properties);
@@ -314,13 +315,7 @@ fn failing_flow_rolls_back_its_puts_and_moves_the_message_to_the_backout_queue()
     let mut m = Message::new("poison");
     m.md.persistence = sluice_qm::Persistence::Persistent;
     c.put("WORK.IN", &m, &PutOptions::default()).unwrap();
-    let moved = c
-        .get(
-            "WORK.BACKOUT",
-            &GetOptions::new().wait(Duration::from_secs(20)),
-        )
-        .unwrap()
-        .expect("moved to the backout queue");
+    let moved = wait_for_message(&mut c, "WORK.BACKOUT");
     assert_eq!(&moved.body[..], b"poison");
     assert_eq!(
         moved.md.backout_count, 0,

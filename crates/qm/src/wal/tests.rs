@@ -239,13 +239,7 @@ fn disk_full_fails_the_put_with_a_clear_reason_and_loses_nothing() {
 fn checkpoints_bound_the_log_and_recovery_uses_them() {
     let dir = tmpdir("ckpt");
     let _cleanup = Cleanup(dir.clone());
-    let fs = FaultFs::new();
-    let mut c = cfg(&fs);
-    c.wal = wal::WalConfig {
-        segment_size: 64 * 1024,
-        checkpoint_min_bytes: 128 * 1024,
-        free_segments: 2,
-    };
+    let c = small_segments();
     {
         let qm = QueueManager::open(&dir, c.clone()).expect("open");
         qm.define(QueueDef {
@@ -274,13 +268,7 @@ fn checkpoints_bound_the_log_and_recovery_uses_them() {
 fn a_clean_stop_in_a_recycled_segment_leaves_no_torn_tail() {
     let dir = tmpdir("recycled");
     let _cleanup = Cleanup(dir.clone());
-    let fs = FaultFs::new();
-    let mut c = cfg(&fs);
-    c.wal = wal::WalConfig {
-        segment_size: 64 * 1024,
-        checkpoint_min_bytes: 128 * 1024,
-        free_segments: 2,
-    };
+    let c = small_segments();
     // The first round fills and frees segments; each later one starts in a recycled segment
     // (full of the records it held before), writes a little and stops cleanly.
     for round in 0..4 {
@@ -306,6 +294,18 @@ fn a_clean_stop_in_a_recycled_segment_leaves_no_torn_tail() {
         );
         w.shutdown();
     }
+}
+
+/// 64 KiB log segments with checkpoints every 128 KiB, so a few hundred messages roll,
+/// checkpoint and recycle segments.
+fn small_segments() -> QmConfig {
+    let mut c = cfg(&FaultFs::new());
+    c.wal = wal::WalConfig {
+        segment_size: 64 * 1024,
+        checkpoint_min_bytes: 128 * 1024,
+        free_segments: 2,
+    };
+    c
 }
 
 /// MsgId of the newest message: every put here takes the next sequence number.
