@@ -212,6 +212,21 @@ fn cli_defines_shows_and_clears_queues() {
     );
 }
 
+/// Put `m` to SAMPLES.REQUEST and take its reply from TEST.REPLIES, matched by `correl` (by
+/// default the request's MsgId); the request's MsgId and the reply.
+fn request_reply(
+    c: &mut Client,
+    m: &Message,
+    correl: Option<sluice_qm::MsgId>,
+) -> (sluice_qm::MsgId, Message) {
+    let id = c.put("SAMPLES.REQUEST", m, &PutOptions::default()).unwrap();
+    let wait = GetOptions::new()
+        .correl_id(correl.unwrap_or(id))
+        .wait(Duration::from_secs(10));
+    let reply = c.get("TEST.REPLIES", &wait).unwrap().expect("a reply");
+    (id, reply)
+}
+
 #[test]
 fn mq_reply_answers_with_the_request_msg_id_as_correl_id() {
     let s = Server::start(&samples_dir());
@@ -222,18 +237,7 @@ fn mq_reply_answers_with_the_request_msg_id_as_correl_id() {
         let mut m = Message::new(format!("request {i}"));
         m.md.reply_to_q = "TEST.REPLIES".into();
         m.md.msg_type = sluice_qm::msg_type::REQUEST;
-        let id = c
-            .put("SAMPLES.REQUEST", &m, &PutOptions::default())
-            .unwrap();
-        let reply = c
-            .get(
-                "TEST.REPLIES",
-                &GetOptions::new()
-                    .correl_id(id)
-                    .wait(Duration::from_secs(10)),
-            )
-            .unwrap()
-            .expect("a reply");
+        let (_, reply) = request_reply(&mut c, &m, None);
         assert_eq!(&reply.body[..], format!("request {i}").as_bytes());
         assert_eq!(reply.md.msg_type, sluice_qm::msg_type::REPLY);
     }
@@ -242,18 +246,7 @@ fn mq_reply_answers_with_the_request_msg_id_as_correl_id() {
     m.md.reply_to_q = "TEST.REPLIES".into();
     m.md.correl_id = sluice_qm::id_from_str("MY CORREL");
     m.md.report = 64 | 128;
-    let id = c
-        .put("SAMPLES.REQUEST", &m, &PutOptions::default())
-        .unwrap();
-    let reply = c
-        .get(
-            "TEST.REPLIES",
-            &GetOptions::new()
-                .correl_id(m.md.correl_id)
-                .wait(Duration::from_secs(10)),
-        )
-        .unwrap()
-        .expect("a reply with the request's CorrelId");
+    let (id, reply) = request_reply(&mut c, &m, Some(m.md.correl_id));
     assert_eq!(reply.md.msg_id, id, "the request's MsgId passed on");
     // A reply for another queue manager has no route: it does not land on the local queue of
     // that name; the request goes to the dead-letter queue saying why.
