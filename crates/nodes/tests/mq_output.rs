@@ -90,3 +90,23 @@ fn text_bodies_are_read_and_written_in_the_descriptors_ccsid() {
         "written back in ISO-8859-1"
     );
 }
+
+#[test]
+fn a_message_without_an_mqmd_is_put_as_the_server() {
+    let qm = QueueManager::open_in_memory(QmConfig::default()).expect("a queue manager");
+    qm.define(QueueDef::local("N.OUT")).expect("define");
+    let b = Bench::new(
+        "nodes:\n  in: { type: Inject, wires: { out: [out] } }\n  out: { type: MQOutput, queue: N.OUT }\n",
+        qm.clone(),
+    );
+    b.harness.inject(sluice_tree::Message::new());
+    b.harness.run(&b.flow);
+    let m = qm
+        .get("N.OUT", &GetOptions::new())
+        .expect("get")
+        .expect("a message");
+    let me = sluice_qm::PutContext::of_this_process();
+    assert!(!me.user().is_empty() && !me.appl_name().is_empty());
+    assert_eq!(m.md.user_identifier, me.user());
+    assert_eq!(m.md.put_appl_name, me.appl_name());
+}

@@ -320,6 +320,19 @@ impl PutContext {
         }
     }
 
+    /// The user this process runs as and its program's name.
+    pub fn of_this_process() -> PutContext {
+        PutContext::new(&os_user(), &program_name())
+    }
+
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    pub fn appl_name(&self) -> &str {
+        &self.appl_name
+    }
+
     /// Give `msg` this context: the identity and origin fields the application did not set.
     pub fn apply(&self, msg: &mut Message) {
         let md = &mut msg.md;
@@ -329,6 +342,40 @@ impl PutContext {
         md.appl_origin_data.clear();
         md.accounting_token = [0; 32];
     }
+}
+
+/// The name of the user this process runs as (from the password database, else `$USER`).
+fn os_user() -> String {
+    // SAFETY: getpwuid_r writes into `pw` and `buf`, both alive and sized as passed; the name
+    // pointer it returns points into `buf`.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut buf = [0 as libc::c_char; 1024];
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        if libc::getpwuid_r(
+            libc::geteuid(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut found,
+        ) == 0
+            && !found.is_null()
+            && !pw.pw_name.is_null()
+        {
+            return std::ffi::CStr::from_ptr(pw.pw_name)
+                .to_string_lossy()
+                .into_owned();
+        }
+    }
+    std::env::var("USER").unwrap_or_default()
+}
+
+/// This program's file name (MQ's PutApplName for a client).
+fn program_name() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default()
 }
 
 /// Options for a put.

@@ -125,6 +125,9 @@ enum QmCommand {
     /// Change a queue's attributes.
     Alter {
         queue: String,
+        /// The queue an alias stands for from now on.
+        #[arg(long)]
+        target: Option<String>,
         #[command(flatten)]
         attrs: QueueAttrs,
     },
@@ -207,8 +210,12 @@ fn table_row(d: &QueueDef, depth: usize) -> String {
         Persistence::Persistent => "yes",
         _ => "no",
     };
+    let target = match &d.kind {
+        sluice_qm::QueueKind::Alias { target } => target.as_str(),
+        _ => "",
+    };
     format!(
-        "{:<32} {:<6} {:>8} {:>10} {:>11} {:<7} {:<8} {:>8} {}",
+        "{:<32} {:<6} {:>8} {:>10} {:>11} {:<7} {:<8} {:>8} {:<20} {}",
         d.name,
         d.kind.name(),
         depth,
@@ -217,13 +224,14 @@ fn table_row(d: &QueueDef, depth: usize) -> String {
         persistent,
         inhibited,
         d.backout_threshold,
-        d.backout_requeue_queue
+        d.backout_requeue_queue,
+        target
     )
     .trim_end()
     .to_string()
 }
 
-const TABLE_HEAD: &str = "QUEUE                            TYPE      DEPTH  MAX DEPTH  MAX LENGTH PERSIST INHIBIT  BOTHRESH BOQUEUE";
+const TABLE_HEAD: &str = "QUEUE                            TYPE      DEPTH  MAX DEPTH  MAX LENGTH PERSIST INHIBIT  BOTHRESH BOQUEUE              TARGET";
 
 /// A message as JSON: its descriptor's main fields, its properties, and the body as text
 /// (`body`) when it is UTF-8, else as hex digits (`body_hex`).
@@ -414,8 +422,17 @@ fn execute(a: QmArgs) -> Result<()> {
             let v = serde_json::json!({ "defined": serde_json::to_value(&d)? });
             say(&mut out, a.json, &v, &format!("defined {queue}"))?;
         }
-        QmCommand::Alter { queue, attrs } => {
+        QmCommand::Alter {
+            queue,
+            target,
+            attrs,
+        } => {
             let mut d = c.show(&queue)?;
+            match (&mut d.kind, target) {
+                (sluice_qm::QueueKind::Alias { target: t }, Some(new)) => *t = new,
+                (_, Some(_)) => bail!("--target is for alias queues; {queue} is not one"),
+                (_, None) => {}
+            }
             attrs.apply(&mut d);
             c.alter(&d)?;
             let v = serde_json::json!({ "altered": serde_json::to_value(&d)? });

@@ -198,6 +198,14 @@ fn cli_defines_shows_and_clears_queues() {
     assert_eq!(v["defined"]["kind"]["type"], "model", "{v}");
     let v = json(&["alter", "TEST.Q", "--harden-get-backout", "true", "--json"]);
     assert_eq!(v["altered"]["harden_get_backout"], true, "{v}");
+    let v = json(&["alter", "TEST.A", "--target", "TEST.J2", "--json"]);
+    assert_eq!(v["altered"]["kind"]["target"], "TEST.J2", "{v}");
+    let o = qm(&s, &["alter", "TEST.Q", "--target", "X"]);
+    assert!(
+        !o.status.success() && text(&o).contains("alias"),
+        "{}",
+        text(&o)
+    );
     let o = qm(&s, &["define", "TEST.B", "--type", "alias"]);
     assert!(
         !o.status.success() && text(&o).contains("--target"),
@@ -209,6 +217,12 @@ fn cli_defines_shows_and_clears_queues() {
     assert!(
         table.contains("MAX LENGTH") && table.contains("INHIBIT"),
         "{table}"
+    );
+    let o = qm(&s, &["show", "TEST.A"]);
+    let row = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        row.trim_end().ends_with("TEST.J2"),
+        "the alias's target: {row}"
     );
 }
 

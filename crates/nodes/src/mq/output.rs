@@ -161,6 +161,8 @@ struct MqOutput {
     transactional: Option<bool>,
     /// Generate a new MsgId (MQReply: unless the request's Report says MQRO_PASS_MSG_ID).
     new_msg_id: bool,
+    /// Who puts a message that has no `Root.MQMD` (the server's user and program).
+    context: sluice_qm::PutContext,
 }
 
 fn build_output(c: &NodeConfig, b: &BuildContext, reply: bool) -> Result<NodeImpl, ConfigError> {
@@ -206,6 +208,7 @@ fn build_output(c: &NodeConfig, b: &BuildContext, reply: bool) -> Result<NodeImp
         persistence,
         transactional,
         new_msg_id: c.bool("new_msg_id"),
+        context: sluice_qm::PutContext::of_this_process(),
     })))
 }
 
@@ -290,7 +293,14 @@ impl MqOutput {
 impl Node for MqOutput {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let (body, content_type) = serialize_body(msg)?;
+        let r = msg.root.root();
+        let has_mqmd = msg.root.child_named(r, None, b"MQMD", 0)?.is_some();
         let mut qmsg = headers::from_tree(msg, body)?;
+        // A message built without a descriptor (from HTTP, say) is put in the server's
+        // context, as the product's MQOutput gives such a message a default MQMD.
+        if !has_mqmd {
+            self.context.apply(&mut qmsg);
+        }
         // XML and JSON bodies are held and written as UTF-8: they go out in the CCSID the
         // descriptor declares.
         let xml = content_type.starts_with("text/xml");

@@ -26,40 +26,6 @@ pub struct Credentials {
     pub token: String,
 }
 
-/// The name of the user this process runs as (from the password database, else `$USER`).
-fn os_user() -> String {
-    // SAFETY: getpwuid_r writes into `pw` and `buf`, both alive and sized as passed; the name
-    // pointer it returns points into `buf`.
-    unsafe {
-        let mut pw: libc::passwd = std::mem::zeroed();
-        let mut buf = [0 as libc::c_char; 1024];
-        let mut found: *mut libc::passwd = std::ptr::null_mut();
-        if libc::getpwuid_r(
-            libc::geteuid(),
-            &mut pw,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut found,
-        ) == 0
-            && !found.is_null()
-            && !pw.pw_name.is_null()
-        {
-            return std::ffi::CStr::from_ptr(pw.pw_name)
-                .to_string_lossy()
-                .into_owned();
-        }
-    }
-    std::env::var("USER").unwrap_or_default()
-}
-
-/// This program's file name (MQ's PutApplName for a client).
-fn program_name() -> String {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default()
-}
-
 #[cfg(feature = "tls")]
 type ClientTlsCfg = super::tls::ClientTls;
 #[cfg(not(feature = "tls"))]
@@ -190,8 +156,9 @@ impl Client {
         codec::put_str16(&mut p, &self.creds.token);
         p.extend_from_slice(&super::VERSION.to_le_bytes());
         // Who puts, for the messages' identity and origin context (MQ's client sends both).
-        codec::put_str16(&mut p, &os_user());
-        codec::put_str16(&mut p, &program_name());
+        let me = crate::model::PutContext::of_this_process();
+        codec::put_str16(&mut p, me.user());
+        codec::put_str16(&mut p, me.appl_name());
         let resp = self.raw_call(op::CONNECT, &p, &[]).map_err(|e| match e {
             QmError::ConnectionBroken(why) => QmError::ConnectionBroken(format!(
                 "{}: no answer to CONNECT ({why}); a TLS client on a plain port, or a plain \
