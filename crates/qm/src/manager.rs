@@ -285,10 +285,11 @@ impl QueueManager {
             None => Err(QmError::UnknownQueue(def.name)),
             Some(Object::Local(q)) => {
                 if def.kind != QueueKind::Local {
-                    return Err(QmError::Invalid(format!(
-                        "'{}' is a local queue; kind cannot change",
-                        def.name
-                    )));
+                    return Err(QmError::WrongQueueType {
+                        queue: def.name,
+                        kind: "local",
+                        what: "its type cannot change",
+                    });
                 }
                 let old = {
                     let mut st = q.state.lock();
@@ -311,10 +312,11 @@ impl QueueManager {
             }
             Some(Object::Other(old)) => {
                 if std::mem::discriminant(&old.kind) != std::mem::discriminant(&def.kind) {
-                    return Err(QmError::Invalid(format!(
-                        "'{}' kind cannot change",
-                        def.name
-                    )));
+                    return Err(QmError::WrongQueueType {
+                        queue: def.name,
+                        kind: old.kind.name(),
+                        what: "its type cannot change",
+                    });
                 }
                 let mut next = self.objects.read().clone();
                 next.insert(def.name.clone(), Object::Other(def.clone()));

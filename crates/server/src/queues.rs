@@ -41,16 +41,17 @@ pub fn open_in_memory(settings: &Settings) -> Result<Arc<QueueManager>, String> 
 fn define_queues(qm: &QueueManager, settings: &Settings) -> Result<(), String> {
     for def in &settings.queues {
         let r = match qm.define(def.clone()) {
-            Err(QmError::QueueExists(_)) => qm.alter(def.clone()),
-            r => r,
+            // Already in the data folder: the file's attributes win, but not another type.
+            Err(QmError::QueueExists(_)) => qm.alter(def.clone()).map_err(|e| match e {
+                e @ QmError::WrongQueueType { .. } => format!(
+                    "{e} (the data folder holds it as that type: delete it with `sluice qm delete {}` while the server runs, or give the new queue another name)",
+                    def.name
+                ),
+                e => e.to_string(),
+            }),
+            r => r.map_err(|e| e.to_string()),
         };
-        r.map_err(|e| match e {
-            QmError::Invalid(why) if why.contains("kind cannot change") => format!(
-                "sluice.yaml: queue {}: {why} (the data folder holds it as another type: delete it with `sluice qm delete {}` while the server runs, or give the new queue another name)",
-                def.name, def.name
-            ),
-            e => format!("sluice.yaml: queue {}: {e}", def.name),
-        })?;
+        r.map_err(|e| format!("sluice.yaml: queue {}: {e}", def.name))?;
     }
     Ok(())
 }
