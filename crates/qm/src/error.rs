@@ -66,6 +66,10 @@ pub enum QmError {
         /// What is wrong.
         text: String,
     },
+    /// A queue manager other than this one was named, and there are no channels to others
+    /// (MQRC_UNKNOWN_REMOTE_Q_MGR 2087).
+    #[error("queue manager '{0}' is not this one and there is no route to it")]
+    UnknownRemoteQmgr(String),
     /// The queue is open for input and cannot be deleted (MQRC_OBJECT_IN_USE 2042).
     #[error("queue '{queue}' is in use by {by}")]
     InUse {
@@ -137,6 +141,7 @@ impl QmError {
             QmError::Invalid(_) => 2046,
             QmError::QueueNotEmpty(_) => 2055,
             QmError::InUse { .. } => 2042,
+            QmError::UnknownRemoteQmgr(_) => 2087,
             QmError::BadField { reason, .. } => *reason,
             QmError::Log(_) | QmError::Corrupt { .. } | QmError::Io { .. } => 2102,
             QmError::DiskFull(_) => 2192,

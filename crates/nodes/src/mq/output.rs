@@ -251,15 +251,8 @@ impl MqOutput {
                 // of the same name.
                 let qmgr = qmsg.md.reply_to_qmgr.trim();
                 if !qmgr.is_empty() && qmgr != self.qm.name() {
-                    return Err(NodeError::new(
-                        ExceptionKind::Recoverable,
-                        2230,
-                        format!(
-                            "ReplyToQMgr '{qmgr}' is not this queue manager ('{}') and there is no route to it",
-                            self.qm.name()
-                        ),
-                    )
-                    .with_insert("2087".to_string()));
+                    let e = sluice_qm::QmError::UnknownRemoteQmgr(qmgr.to_string());
+                    return Err(mq_error(e, &qmsg.md.reply_to_q));
                 }
                 vec![qmsg.md.reply_to_q.clone()]
             }
