@@ -82,6 +82,18 @@ impl Server {
     }
 
     fn launch(dir: &Path, data_dir: Option<&Path>) -> Result<Server, String> {
+        // A free port can be taken by another test between our probe and the server's bind:
+        // then the server exits naming the port, and a new set of ports is tried.
+        let mut tries = 0;
+        loop {
+            match Self::launch_once(dir, data_dir) {
+                Err(e) if e.contains("cannot listen on") && tries < 3 => tries += 1,
+                r => return r,
+            }
+        }
+    }
+
+    fn launch_once(dir: &Path, data_dir: Option<&Path>) -> Result<Server, String> {
         let data = tempdir::TempDir::new("data");
         let data_path = data_dir
             .map(Path::to_path_buf)
