@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 
 use sluice_node_api::{
     BuildContext, Ctx, FlowRuntime, InputNode, InstanceRunner, Invocation, Message, NodeError,
-    NodeImpl, StopSignal, Terminal,
+    NodeImpl, Services, StopSignal, Terminal,
 };
 
 use crate::diag::Diagnostic;
@@ -40,6 +40,20 @@ pub struct Flow {
     pub stats: Arc<FlowStats>,
 }
 
+/// Why [`Flow::enter`] did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum EnterError {
+    /// The flow has no node with that label.
+    #[error("there is no node labelled '{label}' in flow '{flow}'")]
+    NoSuchNode { flow: String, label: String },
+    /// The node is an input node, which only its transport drives.
+    #[error("node '{label}' is an input node: only its transport gives it messages")]
+    InputNode { label: String },
+    /// The node (or one downstream) raised an exception.
+    #[error(transparent)]
+    Raised(#[from] NodeError),
+}
+
 /// A node's label and type, for statistics and the admin API.
 pub struct NodeInfo<'a> {
     pub label: &'a str,
@@ -53,7 +67,7 @@ impl Flow {
     pub fn build(
         def: &FlowDef,
         project_dir: &Path,
-        services: &dyn std::any::Any,
+        services: &Services,
     ) -> Result<Flow, Vec<Diagnostic>> {
         let mut problems = Vec::new();
         let mut nodes = Vec::new();
@@ -66,15 +80,17 @@ impl Flow {
                 outputs: &n.outputs,
                 services,
             };
-            match (n.spec.build)(&n.config, &bc) {
+            match n.spec.build(&n.config, &bc) {
                 Ok(imp) => {
-                    if n.spec.type_name == "Label" {
-                        labels.insert(n.config.str("label_name").to_string(), i as u32);
+                    if let NodeImpl::Process(p) = &imp
+                        && let Some(name) = p.label_name()
+                    {
+                        labels.insert(name.to_string(), i as u32);
                     }
                     let failure = n
                         .spec
                         .output("failure")
-                        .filter(|t| !n.wires[t.0 as usize].is_empty());
+                        .filter(|t| !n.wires[t.index()].is_empty());
                     nodes.push(RuntimeNode {
                         label: n.label.clone(),
                         type_name: n.spec.type_name,
@@ -86,7 +102,7 @@ impl Flow {
                             .iter()
                             .map(|ts| {
                                 ts.iter()
-                                    .map(|&(t, inp)| (t as u32, Terminal(inp)))
+                                    .map(|&(t, inp)| (t as u32, Terminal::at(inp)))
                                     .collect()
                             })
                             .collect(),
@@ -166,26 +182,25 @@ impl Flow {
     }
 
     /// Give `msg` to the node labelled `label` on the calling thread, as a jump to a Label node
-    /// does: the way to run a node that has no input terminal and is not an input node. The outer
-    /// error says why the node cannot be entered at all.
-    pub(crate) fn enter(
+    /// does: the way to run a node that has no input terminal and is not an input node.
+    pub fn enter(
         &self,
         inv: &mut Invocation,
         label: &str,
         msg: &mut Message,
-    ) -> Result<Result<(), NodeError>, String> {
+    ) -> Result<(), EnterError> {
         let Some(n) = self.nodes.iter().position(|n| n.label == label) else {
-            return Err(format!(
-                "there is no node labelled '{label}' in flow '{}'",
-                self.name
-            ));
+            return Err(EnterError::NoSuchNode {
+                flow: self.name.clone(),
+                label: label.to_string(),
+            });
         };
         if let NodeImpl::Input(_) = self.nodes[n].imp {
-            return Err(format!(
-                "node '{label}' is an input node: only its transport gives it messages"
-            ));
+            return Err(EnterError::InputNode {
+                label: label.to_string(),
+            });
         }
-        Ok(self.call(inv, n as u32, Terminal(0), msg))
+        Ok(self.call(inv, n as u32, Terminal::at(0), msg)?)
     }
 
     /// An exception raised by node `n` itself: its failure terminal, else back up the stack.
@@ -276,7 +291,7 @@ impl FlowRuntime for Flow {
         terminal: Terminal,
         msg: &mut Message,
     ) -> Result<(), NodeError> {
-        let Some(targets) = self.nodes[from as usize].wires.get(terminal.0 as usize) else {
+        let Some(targets) = self.nodes[from as usize].wires.get(terminal.index()) else {
             return Ok(());
         };
         for &(target, input) in targets {
@@ -288,7 +303,7 @@ impl FlowRuntime for Flow {
     fn is_wired(&self, from: u32, terminal: Terminal) -> bool {
         self.nodes[from as usize]
             .wires
-            .get(terminal.0 as usize)
+            .get(terminal.index())
             .is_some_and(|w| !w.is_empty())
     }
 
@@ -297,7 +312,7 @@ impl FlowRuntime for Flow {
             .outputs
             .iter()
             .position(|o| o == name)
-            .map(|i| Terminal(i as u16))
+            .map(|i| Terminal::at(i as u16))
     }
 
     fn propagate_to_label(
@@ -307,7 +322,7 @@ impl FlowRuntime for Flow {
         msg: &mut Message,
     ) -> Result<(), NodeError> {
         match self.labels.get(label) {
-            Some(&n) => self.call(inv, n, Terminal(0), msg),
+            Some(&n) => self.call(inv, n, Terminal::at(0), msg),
             None => Err(NodeError::recoverable(format!(
                 "there is no Label node named '{label}' in flow '{}'",
                 self.name

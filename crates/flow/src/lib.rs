@@ -6,10 +6,9 @@ pub mod engine;
 pub mod load;
 pub mod registry;
 pub mod stats;
-pub mod testing;
 pub mod yaml;
 
 pub use diag::Diagnostic;
-pub use engine::{Flow, NodeInfo, RunningFlow};
+pub use engine::{EnterError, Flow, NodeInfo, RunningFlow};
 pub use load::{FlowDef, NodeDef, load_flow};
 pub use registry::Registry;

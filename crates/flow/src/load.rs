@@ -196,6 +196,7 @@ fn load_node(
             .hint = hint.or_else(|| Some("see docs/nodes.md for the node types".into()));
         return None;
     };
+    let properties = spec.properties();
     let mut config = NodeConfig::default();
     let mut places = Vec::new();
     for (pk, pv) in entries {
@@ -203,9 +204,9 @@ fn load_node(
         if pname == "type" || pname == "wires" {
             continue;
         }
-        let Some(ps) = spec.properties.iter().find(|p| p.name == pname) else {
-            let hint = did_you_mean(&pname, spec.properties.iter().map(|p| p.name));
-            let known: Vec<&str> = spec.properties.iter().map(|p| p.name).collect();
+        let Some(ps) = properties.iter().find(|p| p.name == pname) else {
+            let hint = did_you_mean(&pname, properties.iter().map(|p| p.name));
+            let known: Vec<&str> = properties.iter().map(|p| p.name).collect();
             l.err(pk, format!("{type_name} has no property `{pname}`"))
                 .hint = hint.or_else(|| {
                 Some(if known.is_empty() {
@@ -224,8 +225,8 @@ fn load_node(
             }
         }
     }
-    for ps in spec.properties {
-        if config.get(ps.name).is_some() {
+    for ps in &properties {
+        if config.value(ps.name).is_some() {
             continue;
         }
         if let Some(d) = ps.default {
@@ -251,7 +252,7 @@ fn load_node(
                 key,
                 format!("node `{label}` ({type_name}) needs property `{}`", ps.name),
             )
-            .hint = Some(ps.doc.to_string());
+            .hint = Some(ps.doc_text());
         }
     }
     let outputs = spec

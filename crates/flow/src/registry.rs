@@ -53,12 +53,13 @@ impl Registry {
                 }
                 out.push('\n');
             }
-            if !spec.properties.is_empty() {
+            let properties = spec.properties();
+            if !properties.is_empty() {
                 let _ = writeln!(
                     out,
                     "| property | type | default | meaning |\n|---|---|---|---|"
                 );
-                for p in spec.properties {
+                for p in &properties {
                     let default = match (p.default, p.required) {
                         (Some(d), _) => format!("`{d}`"),
                         (None, true) => "required".into(),
@@ -70,7 +71,7 @@ impl Registry {
                         p.name,
                         p.kind.describe(),
                         default,
-                        p.doc
+                        p.doc_text()
                     );
                 }
                 out.push('\n');

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use sluice_flow::{Flow, Registry, load_flow};
 use sluice_node_api::{
-    Ctx, InputNode, InstanceRunner, Invocation, Message, Node, NodeError, NodeImpl, NodeSpec,
-    PropKind, PropSpec, Terminal, TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, InputNode, InstanceRunner, Invocation, Message,
+    Node, NodeBuilder, NodeError, NodeImpl, NodeSpec, Services, Terminal, Terminals,
 };
 
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -33,7 +33,7 @@ impl InputNode for Source {
             let mut inv = Invocation::new();
             let mut msg = Message::new();
             runner.record_input_bytes(10);
-            let r = runner.invoke(&mut inv, Terminal(0), &mut msg);
+            let r = runner.invoke(&mut inv, SourceOutput::Out.into(), &mut msg);
             OUTCOMES
                 .lock()
                 .unwrap()
@@ -47,6 +47,8 @@ struct Step {
     name: String,
     fail: bool,
     jump: String,
+    /// The name jumps reach it by, for a Label.
+    label: Option<String>,
 }
 impl Node for Step {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
@@ -65,97 +67,108 @@ impl Node for Step {
         if !self.jump.is_empty() {
             return ctx.propagate_to_label(&self.jump.clone(), msg);
         }
-        ctx.propagate(Terminal(0), msg)
+        ctx.propagate(StepOutput::Out, msg)
+    }
+
+    fn label_name(&self) -> Option<&str> {
+        self.label.as_deref()
     }
 }
 
-const IN: TerminalSpec = TerminalSpec {
-    name: "in",
-    doc: "",
-};
-const OUT: TerminalSpec = TerminalSpec {
-    name: "out",
-    doc: "",
-};
-const FAILURE: TerminalSpec = TerminalSpec {
-    name: "failure",
-    doc: "",
-};
+sluice_node_api::terminals! {
+    enum SourceOutput {
+        Out = "out": "",
+    }
+}
+
+sluice_node_api::terminals! {
+    enum StepInput {
+        In = "in": "",
+    }
+}
+
+sluice_node_api::terminals! {
+    enum StepOutput {
+        Out = "out": "",
+        Failure = "failure": "",
+    }
+}
+
+sluice_node_api::properties! {
+    struct SourceProps {
+        count: i64 = "1",
+    }
+}
+
+sluice_node_api::properties! {
+    struct StepProps {
+        fail: bool = "false",
+        jump: String = "",
+    }
+}
+
+sluice_node_api::properties! {
+    struct LabelProps {
+        label_name: String,
+    }
+}
+
+impl BuildNode for SourceProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Input(Arc::new(Source { count: self.count })))
+    }
+}
+
+impl BuildNode for StepProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Step {
+            name: b.label.to_string(),
+            fail: self.fail,
+            jump: self.jump,
+            label: None,
+        })))
+    }
+}
+
+impl BuildNode for LabelProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Step {
+            name: b.label.to_string(),
+            fail: false,
+            jump: String::new(),
+            label: Some(self.label_name),
+        })))
+    }
+}
 
 static SOURCE: NodeSpec = NodeSpec {
     type_name: "Source",
     summary: "",
     inputs: &[],
-    outputs: &[OUT],
+    outputs: SourceOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[PropSpec {
-        name: "count",
-        kind: PropKind::Integer,
-        default: Some("1"),
-        required: false,
-        doc: "",
-    }],
     examples: &[],
-    build: |c, _| {
-        Ok(NodeImpl::Input(Arc::new(Source {
-            count: c.int("count"),
-        })))
-    },
+    builder: NodeBuilder::of::<SourceProps>(),
 };
 
 static STEP: NodeSpec = NodeSpec {
     type_name: "Step",
     summary: "",
-    inputs: &[IN],
-    outputs: &[OUT, FAILURE],
+    inputs: StepInput::SPECS,
+    outputs: StepOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "fail",
-            kind: PropKind::Boolean,
-            default: Some("false"),
-            required: false,
-            doc: "",
-        },
-        PropSpec {
-            name: "jump",
-            kind: PropKind::String,
-            default: Some(""),
-            required: false,
-            doc: "",
-        },
-    ],
     examples: &[],
-    build: |c, b| {
-        Ok(NodeImpl::Process(Arc::new(Step {
-            name: b.label.to_string(),
-            fail: c.bool("fail"),
-            jump: c.str("jump").into(),
-        })))
-    },
+    builder: NodeBuilder::of::<StepProps>(),
 };
 
 static LABEL: NodeSpec = NodeSpec {
     type_name: "Label",
     summary: "",
     inputs: &[],
-    outputs: &[OUT],
+    outputs: SourceOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[PropSpec {
-        name: "label_name",
-        kind: PropKind::String,
-        default: None,
-        required: true,
-        doc: "",
-    }],
     examples: &[],
-    build: |_, b| {
-        Ok(NodeImpl::Process(Arc::new(Step {
-            name: b.label.to_string(),
-            fail: false,
-            jump: String::new(),
-        })))
-    },
+    builder: NodeBuilder::of::<LabelProps>(),
 };
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -168,7 +181,8 @@ fn run(src: &str) -> (Vec<String>, Vec<Result<(), String>>, Arc<Flow>) {
     r.register(&LABEL);
     let def = load_flow("t.yaml", src, &r).unwrap_or_else(|e| panic!("{}", e[0]));
     let flow = Arc::new(
-        Flow::build(&def, std::path::Path::new("."), &()).unwrap_or_else(|e| panic!("{}", e[0])),
+        Flow::build(&def, std::path::Path::new("."), &Services::none())
+            .unwrap_or_else(|e| panic!("{}", e[0])),
     );
     LOG.lock().unwrap().clear();
     OUTCOMES.lock().unwrap().clear();

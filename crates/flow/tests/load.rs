@@ -3,6 +3,7 @@
 mod test_nodes;
 
 use sluice_flow::load_flow;
+use sluice_node_api::PropValue;
 use test_nodes::registry;
 
 fn problems(src: &str) -> Vec<String> {
@@ -30,9 +31,18 @@ fn load_flow_resolves_wires_and_defaults_when_valid() {
     assert_eq!(def.name, "f");
     assert_eq!(def.instances, 2);
     assert_eq!(def.nodes[0].wires[0], vec![(1, 0), (2, 0)]);
-    assert_eq!(def.nodes[1].config.int("count"), 5);
-    assert_eq!(def.nodes[2].config.int("count"), 3);
-    assert_eq!(def.nodes[2].config.str("mode"), "fast");
+    assert_eq!(
+        def.nodes[1].config.value("count"),
+        Some(&PropValue::Integer(5))
+    );
+    assert_eq!(
+        def.nodes[2].config.value("count"),
+        Some(&PropValue::Integer(3))
+    );
+    assert_eq!(
+        def.nodes[2].config.value("mode"),
+        Some(&PropValue::String("fast".into()))
+    );
 }
 
 #[test]

@@ -1,6 +1,5 @@
 //! The runtime side of a node: how it is invoked, how it propagates, and the per-invocation state.
 
-use std::any::{Any, TypeId};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -9,6 +8,7 @@ use sluice_tree::{Message, Tree};
 
 use crate::exception::NodeError;
 use crate::spec::Terminal;
+use crate::unit_of_work::UnitOfWork;
 
 /// A node that is invoked with a message on one of its input terminals.
 pub trait Node: Send + Sync {
@@ -20,6 +20,12 @@ pub trait Node: Send + Sync {
         input: Terminal,
         msg: &mut Message,
     ) -> Result<(), NodeError>;
+
+    /// The name RouteToLabel and `PROPAGATE TO LABEL` jump to this node by (Label's
+    /// `label_name`); `None` for every other node.
+    fn label_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The engine, as nodes see it.
@@ -57,12 +63,17 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Propagate `msg` to every node wired to `terminal`, in wiring order.
-    pub fn propagate(&mut self, terminal: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        self.flow.propagate(self.inv, self.node, terminal, msg)
+    pub fn propagate(
+        &mut self,
+        terminal: impl Into<Terminal>,
+        msg: &mut Message,
+    ) -> Result<(), NodeError> {
+        self.flow
+            .propagate(self.inv, self.node, terminal.into(), msg)
     }
 
-    pub fn is_wired(&self, terminal: Terminal) -> bool {
-        self.flow.is_wired(self.node, terminal)
+    pub fn is_wired(&self, terminal: impl Into<Terminal>) -> bool {
+        self.flow.is_wired(self.node, terminal.into())
     }
 
     pub fn terminal_named(&self, name: &str) -> Option<Terminal> {
@@ -74,18 +85,11 @@ impl Ctx<'_> {
     }
 }
 
-/// A resource that commits or rolls back with the invocation's unit of work.
-pub trait Participant: Send {
-    fn commit(&mut self) -> Result<(), String>;
-    fn rollback(&mut self);
-}
-
-/// The state of one flow invocation: the Environment tree, the unit of work, and typed slots that
-/// transports use to pass state between their input and output nodes (the pending HTTP reply).
+/// The state of one flow invocation: the Environment tree and the unit of work that holds every
+/// resource the invocation uses (see [`UnitOfWork`]).
 pub struct Invocation {
     pub environment: Tree,
-    participants: Vec<Box<dyn Participant>>,
-    slots: Vec<(TypeId, Box<dyn Any + Send>)>,
+    pub unit_of_work: UnitOfWork,
 }
 
 impl Default for Invocation {
@@ -98,59 +102,7 @@ impl Invocation {
     pub fn new() -> Invocation {
         Invocation {
             environment: Tree::new("Environment"),
-            participants: Vec::new(),
-            slots: Vec::new(),
-        }
-    }
-
-    /// Put a value in its type's slot (replacing any earlier one).
-    pub fn insert<T: Any + Send>(&mut self, v: T) {
-        let id = TypeId::of::<T>();
-        self.slots.retain(|(t, _)| *t != id);
-        self.slots.push((id, Box::new(v)));
-    }
-
-    pub fn get_mut<T: Any + Send>(&mut self) -> Option<&mut T> {
-        let id = TypeId::of::<T>();
-        self.slots
-            .iter_mut()
-            .find(|(t, _)| *t == id)
-            .and_then(|(_, b)| b.downcast_mut())
-    }
-
-    pub fn take<T: Any + Send>(&mut self) -> Option<T> {
-        let id = TypeId::of::<T>();
-        let i = self.slots.iter().position(|(t, _)| *t == id)?;
-        self.slots.swap_remove(i).1.downcast().ok().map(|b| *b)
-    }
-
-    /// Join a resource to the unit of work.
-    pub fn enlist(&mut self, p: Box<dyn Participant>) {
-        self.participants.push(p);
-    }
-
-    /// Whether any resource joined the unit of work.
-    pub fn has_participants(&self) -> bool {
-        !self.participants.is_empty()
-    }
-
-    /// Commit every participant, in the order they joined. The first failure rolls back the rest.
-    pub fn commit(&mut self) -> Result<(), String> {
-        let mut parts = std::mem::take(&mut self.participants).into_iter();
-        for mut p in parts.by_ref() {
-            if let Err(e) = p.commit() {
-                for mut rest in parts {
-                    rest.rollback();
-                }
-                return Err(e);
-            }
-        }
-        Ok(())
-    }
-
-    pub fn rollback(&mut self) {
-        for mut p in std::mem::take(&mut self.participants) {
-            p.rollback();
+            unit_of_work: UnitOfWork::default(),
         }
     }
 }

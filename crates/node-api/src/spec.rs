@@ -3,13 +3,27 @@
 use std::sync::Arc;
 
 use crate::Node;
-use crate::config::{ConfigError, NodeConfig};
+use crate::config::{ConfigError, NodeConfig, PropSpec, Properties};
 use crate::example::NodeExample;
 use crate::invocation::InputNode;
+use crate::services::Services;
 
-/// An output or input terminal, resolved to its index when a flow is built.
+/// A terminal of a node in a built flow: its position among the node's terminals. The engine
+/// numbers terminals; node code names them, through the enum [`terminals!`](crate::terminals)
+/// declares or [`BuildContext::output`] for terminals named in properties.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Terminal(pub u16);
+pub struct Terminal(u16);
+
+impl Terminal {
+    /// The terminal at this position (for the engine, which numbers them).
+    pub const fn at(index: u16) -> Terminal {
+        Terminal(index)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// A named terminal of a node type.
 #[derive(Clone, Copy, Debug)]
@@ -18,45 +32,56 @@ pub struct TerminalSpec {
     pub doc: &'static str,
 }
 
-/// The kind of a node property's value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PropKind {
-    String,
-    Integer,
-    Boolean,
-    Float,
-    /// One of the listed words.
-    Enum(&'static [&'static str]),
-    /// A list of strings.
-    StringList,
-    /// A map from names to strings (for example Route rules).
-    StringMap,
+/// A node type's input or output terminals, declared as an enum by
+/// [`terminals!`](crate::terminals): the enum's order is the declaration's, so naming a variant
+/// always means the same terminal.
+pub trait Terminals: Copy + Into<Terminal> {
+    const SPECS: &'static [TerminalSpec];
+
+    /// The terminal a built flow numbered `t`, when it is one of these.
+    fn from_terminal(t: Terminal) -> Option<Self>;
 }
 
-impl PropKind {
-    /// How the docs name the kind.
-    pub fn describe(&self) -> String {
-        match self {
-            PropKind::String => "string".into(),
-            PropKind::Integer => "integer".into(),
-            PropKind::Boolean => "boolean".into(),
-            PropKind::Float => "number".into(),
-            PropKind::Enum(words) => format!("one of {}", words.join(", ")),
-            PropKind::StringList => "list of strings".into(),
-            PropKind::StringMap => "map of name to string".into(),
+/// Declares a set of terminals: each variant with its name in flow files and its doc.
+///
+/// ```
+/// sluice_node_api::terminals! {
+///     /// Filter's outputs.
+///     pub enum FilterOutput {
+///         Failure = "failure": "The node raised an exception.",
+///         True = "true": "The expression is true.",
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! terminals {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $( $variant:ident = $tname:literal : $doc:expr ),* $(,)?
         }
-    }
-}
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $name {
+            $( $variant, )*
+        }
 
-/// A node property: its name (snake_case, with unit suffixes), kind, default and doc.
-#[derive(Clone, Copy, Debug)]
-pub struct PropSpec {
-    pub name: &'static str,
-    pub kind: PropKind,
-    /// The default as YAML text; `None` means required when `required`, else absent.
-    pub default: Option<&'static str>,
-    pub required: bool,
-    pub doc: &'static str,
+        impl $crate::Terminals for $name {
+            const SPECS: &'static [$crate::TerminalSpec] =
+                &[$( $crate::TerminalSpec { name: $tname, doc: $doc }, )*];
+
+            fn from_terminal(t: $crate::Terminal) -> ::std::option::Option<Self> {
+                [$( $name::$variant, )*].get(t.index()).copied()
+            }
+        }
+
+        impl ::std::convert::From<$name> for $crate::Terminal {
+            fn from(t: $name) -> $crate::Terminal {
+                $crate::Terminal::at(t as u16)
+            }
+        }
+    };
 }
 
 /// What a node's builder learns about the flow it is built into.
@@ -67,10 +92,25 @@ pub struct BuildContext<'a> {
     pub label: &'a str,
     /// The project folder (for files the node reads, such as ESQL).
     pub project_dir: &'a std::path::Path,
-    /// Names of this node's output terminals that are wired, by index (dynamic terminals included).
+    /// Names of this node's output terminals, declared then named in wires, by position.
     pub outputs: &'a [String],
-    /// Services the server offers nodes (HTTP listener, queue manager …), looked up by type.
-    pub services: &'a dyn std::any::Any,
+    /// What the server offers nodes: its HTTP listener, the queue manager, …
+    pub services: &'a Services,
+}
+
+impl BuildContext<'_> {
+    /// The output terminal with this name (a declared one, or one the flow file named in wires).
+    pub fn output(&self, name: &str) -> Option<Terminal> {
+        self.outputs
+            .iter()
+            .position(|o| o == name)
+            .map(|i| Terminal(i as u16))
+    }
+
+    /// The output terminals named in wires beyond the `declared` ones.
+    pub fn named_outputs(&self, declared: usize) -> impl Iterator<Item = &str> {
+        self.outputs.iter().skip(declared).map(String::as_str)
+    }
 }
 
 /// The built, running form of a node.
@@ -79,6 +119,32 @@ pub enum NodeImpl {
     Input(Arc<dyn InputNode>),
     /// A node that is invoked with a message.
     Process(Arc<dyn Node>),
+}
+
+/// A node type's property set that builds the node: implemented once per node type.
+pub trait BuildNode: Properties {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError>;
+}
+
+/// How a node type's properties are declared and its node built, from its [`BuildNode`] type.
+#[derive(Clone, Copy)]
+pub struct NodeBuilder {
+    declare: fn(&mut Vec<PropSpec>),
+    build: fn(&NodeConfig, &BuildContext) -> Result<NodeImpl, ConfigError>,
+}
+
+impl NodeBuilder {
+    /// The builder of node type whose properties are `P`.
+    pub const fn of<P: BuildNode>() -> NodeBuilder {
+        NodeBuilder {
+            declare: P::declare,
+            build: read_and_build::<P>,
+        }
+    }
+}
+
+fn read_and_build<P: BuildNode>(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+    P::read(c)?.build(b)
 }
 
 /// The declaration of a node type, registered by name.
@@ -91,15 +157,26 @@ pub struct NodeSpec {
     pub outputs: &'static [TerminalSpec],
     /// Whether wires may name further output terminals (Route's rule names, Label names).
     pub dynamic_outputs: bool,
-    pub properties: &'static [PropSpec],
     /// Typical uses, shown in the node reference and run by the compliance check.
     pub examples: &'static [NodeExample],
-    /// Builds the runtime node from validated properties.
-    pub build: fn(&NodeConfig, &BuildContext) -> Result<NodeImpl, ConfigError>,
+    /// Its properties and how its node is built: `NodeBuilder::of::<ItsProperties>()`.
+    pub builder: NodeBuilder,
 }
 
 impl NodeSpec {
-    /// The index of a declared output terminal.
+    /// The declared properties, in order.
+    pub fn properties(&self) -> Vec<PropSpec> {
+        let mut out = Vec::new();
+        (self.builder.declare)(&mut out);
+        out
+    }
+
+    /// Build the node from validated properties.
+    pub fn build(&self, c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        (self.builder.build)(c, b)
+    }
+
+    /// The position of a declared output terminal.
     pub fn output(&self, name: &str) -> Option<Terminal> {
         self.outputs
             .iter()

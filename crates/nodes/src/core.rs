@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind, Message, Node,
-    NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
-    TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind,
+    Message, Node, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal,
+    Terminals, properties, property_enum, terminals,
 };
 use sluice_tree::{Tree, Value};
 
-use crate::terminals::{CATCH, FAILURE, IN, OUT, TRY};
+use crate::terminals::{CATCH_DOC, FAILURE_DOC, In, OutOnly};
 
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     for s in [
@@ -33,10 +33,9 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
 pub static PASSTHROUGH: NodeSpec = NodeSpec {
     type_name: "Passthrough",
     summary: "Propagates the message unchanged. Useful as a connector and for documentation.",
-    inputs: &[IN],
-    outputs: &[OUT],
+    inputs: In::SPECS,
+    outputs: OutOnly::SPECS,
     dynamic_outputs: false,
-    properties: &[],
     examples: &[NodeExample {
         title: "The message goes on unchanged",
         properties: "",
@@ -46,14 +45,25 @@ pub static PASSTHROUGH: NodeSpec = NodeSpec {
         outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
         runs: Runs::Yes,
     }],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(Passthrough))),
+    builder: NodeBuilder::of::<PassthroughProps>(),
 };
+
+properties! {
+    /// Passthrough takes no properties.
+    pub struct PassthroughProps {}
+}
+
+impl BuildNode for PassthroughProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Passthrough)))
+    }
+}
 
 struct Passthrough;
 
 impl Node for Passthrough {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        ctx.propagate(Terminal(0), msg)
+        ctx.propagate(OutOnly::Out, msg)
     }
 }
 
@@ -63,33 +73,9 @@ pub static TRACE: NodeSpec = NodeSpec {
     type_name: "Trace",
     summary: "Writes a record built from a pattern to standard output or a file, then propagates the message \
               unchanged. With `destination: none` it only propagates.",
-    inputs: &[IN],
-    outputs: &[OUT],
+    inputs: In::SPECS,
+    outputs: OutOnly::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "destination",
-            kind: PropKind::Enum(&["none", "stdout", "file"]),
-            default: Some("stdout"),
-            required: false,
-            doc: "Where records go; `none` disables the node.",
-        },
-        PropSpec {
-            name: "file_path",
-            kind: PropKind::String,
-            default: None,
-            required: false,
-            doc: "The file records are appended to when `destination` is `file`.",
-        },
-        PropSpec {
-            name: "pattern",
-            kind: PropKind::String,
-            default: Some("${Root}"),
-            required: false,
-            doc: "The record. `${Root}`, `${Body}`, `${LocalEnvironment}`, `${Environment}`, `${ExceptionList}` \
-                  insert that tree (parsed in full); `${CURRENT_TIMESTAMP}` the time.",
-        },
-    ],
     examples: &[NodeExample {
         title: "Switched off with `destination: none`, it only propagates",
         properties: "destination: none",
@@ -99,8 +85,26 @@ pub static TRACE: NodeSpec = NodeSpec {
         outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
         runs: Runs::Yes,
     }],
-    build: build_trace,
+    builder: NodeBuilder::of::<TraceProps>(),
 };
+
+property_enum! {
+    /// Where Trace writes its records.
+    pub enum TraceDestination { None = "none", Stdout = "stdout", File = "file" }
+}
+
+properties! {
+    /// Trace's properties.
+    pub struct TraceProps {
+        /// Where records go; `none` disables the node.
+        destination: TraceDestination = "stdout",
+        /// The file records are appended to when `destination` is `file`.
+        file_path: Option<String>,
+        /// The record. `${Root}`, `${Body}`, `${LocalEnvironment}`, `${Environment}`,
+        /// `${ExceptionList}` insert that tree (parsed in full); `${CURRENT_TIMESTAMP}` the time.
+        pattern: String = "${Root}",
+    }
+}
 
 enum TraceSink {
     None,
@@ -123,12 +127,18 @@ enum PatternPart {
     Timestamp,
 }
 
-fn build_trace(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-    let sink = match c.str("destination") {
-        "none" => TraceSink::None,
-        "stdout" => TraceSink::Stdout,
-        _ => {
-            let path = c.opt_str("file_path").ok_or_else(|| {
+impl BuildNode for TraceProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        build_trace(self, b)
+    }
+}
+
+fn build_trace(c: TraceProps, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+    let sink = match c.destination {
+        TraceDestination::None => TraceSink::None,
+        TraceDestination::Stdout => TraceSink::Stdout,
+        TraceDestination::File => {
+            let path = c.file_path.as_deref().ok_or_else(|| {
                 ConfigError::property("destination", "`destination: file` needs `file_path`")
             })?;
             let full = b.project_dir.join(path);
@@ -147,7 +157,7 @@ fn build_trace(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError
     };
     Ok(NodeImpl::Process(Arc::new(Trace {
         sink,
-        pattern: parse_pattern(c.str("pattern"))?,
+        pattern: parse_pattern(&c.pattern)?,
     })))
 }
 
@@ -195,7 +205,7 @@ fn render_tree(t: &mut Tree, out: &mut String) -> Result<(), NodeError> {
 impl Node for Trace {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         if matches!(self.sink, TraceSink::None) {
-            return ctx.propagate(Terminal(0), msg);
+            return ctx.propagate(OutOnly::Out, msg);
         }
         let mut out = String::new();
         for p in &self.pattern {
@@ -230,7 +240,7 @@ impl Node for Trace {
                 "cannot write the trace record: {e}"
             )));
         }
-        ctx.propagate(Terminal(0), msg)
+        ctx.propagate(OutOnly::Out, msg)
     }
 }
 
@@ -240,15 +250,8 @@ pub static LABEL: NodeSpec = NodeSpec {
     type_name: "Label",
     summary: "A named entry point that RouteToLabel (and ESQL `PROPAGATE TO LABEL`) jumps to.",
     inputs: &[],
-    outputs: &[OUT],
+    outputs: OutOnly::SPECS,
     dynamic_outputs: false,
-    properties: &[PropSpec {
-        name: "label_name",
-        kind: PropKind::String,
-        default: None,
-        required: true,
-        doc: "The name RouteToLabel looks for.",
-    }],
     examples: &[NodeExample {
         title: "A jump to `big` (from RouteToLabel or PROPAGATE TO LABEL) continues from `out`",
         properties: "label_name: big",
@@ -258,23 +261,47 @@ pub static LABEL: NodeSpec = NodeSpec {
         outcome: ExampleOutcome::Propagates(&[("out", "<order><amount>1500</amount></order>")]),
         runs: Runs::Yes,
     }],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(Passthrough))),
+    builder: NodeBuilder::of::<LabelProps>(),
 };
+
+properties! {
+    /// Label's properties.
+    pub struct LabelProps {
+        /// The name RouteToLabel looks for.
+        label_name: String,
+    }
+}
+
+impl BuildNode for LabelProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Label {
+            name: self.label_name,
+        })))
+    }
+}
+
+/// A jump target: what reaches it goes on to `out`.
+struct Label {
+    name: String,
+}
+
+impl Node for Label {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        ctx.propagate(OutOnly::Out, msg)
+    }
+
+    fn label_name(&self) -> Option<&str> {
+        Some(&self.name)
+    }
+}
 
 pub static ROUTE_TO_LABEL: NodeSpec = NodeSpec {
     type_name: "RouteToLabel",
     summary: "Propagates the message to the Label nodes named in \
               `LocalEnvironment.Destination.RouterList.DestinationData[*].labelName`, in order.",
-    inputs: &[IN],
-    outputs: &[FAILURE],
+    inputs: In::SPECS,
+    outputs: FailureOnly::SPECS,
     dynamic_outputs: false,
-    properties: &[PropSpec {
-        name: "mode",
-        kind: PropKind::Enum(&["route_to_last", "route_to_first"]),
-        default: Some("route_to_last"),
-        required: false,
-        doc: "Which destination is used: the last in the list, or the first (the product's two modes).",
-    }],
     examples: &[NodeExample {
         title: "The message jumps to the Label named in the RouterList",
         properties: "",
@@ -291,12 +318,37 @@ pub static ROUTE_TO_LABEL: NodeSpec = NodeSpec {
         },
         runs: Runs::Yes,
     }],
-    build: |c, _| {
-        Ok(NodeImpl::Process(Arc::new(RouteToLabel {
-            first: c.str("mode") == "route_to_first",
-        })))
-    },
+    builder: NodeBuilder::of::<RouteToLabelProps>(),
 };
+
+terminals! {
+    /// RouteToLabel's output: only its failure; the message goes on at a Label.
+    pub enum FailureOnly {
+        Failure = "failure": FAILURE_DOC,
+    }
+}
+
+property_enum! {
+    /// Which destination of the RouterList RouteToLabel uses.
+    pub enum RouteToLabelMode { RouteToLast = "route_to_last", RouteToFirst = "route_to_first" }
+}
+
+properties! {
+    /// RouteToLabel's properties.
+    pub struct RouteToLabelProps {
+        /// Which destination is used: the last in the list, or the first (the product's two
+        /// modes).
+        mode: RouteToLabelMode = "route_to_last",
+    }
+}
+
+impl BuildNode for RouteToLabelProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(RouteToLabel {
+            first: self.mode == RouteToLabelMode::RouteToFirst,
+        })))
+    }
+}
 
 struct RouteToLabel {
     first: bool,
@@ -344,25 +396,9 @@ impl Node for RouteToLabel {
 pub static THROW: NodeSpec = NodeSpec {
     type_name: "Throw",
     summary: "Raises a user exception, which follows the flow's catch handling.",
-    inputs: &[IN],
+    inputs: In::SPECS,
     outputs: &[],
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "message_number",
-            kind: PropKind::Integer,
-            default: Some("3001"),
-            required: false,
-            doc: "The exception's number.",
-        },
-        PropSpec {
-            name: "message_text",
-            kind: PropKind::String,
-            default: Some("User exception thrown by a Throw node"),
-            required: false,
-            doc: "The exception's text.",
-        },
-    ],
     examples: &[NodeExample {
         title: "The message is rejected with the node's text",
         properties: "message_number: 3050, message_text: 'Orders over the credit limit are refused'",
@@ -372,13 +408,27 @@ pub static THROW: NodeSpec = NodeSpec {
         outcome: ExampleOutcome::Raises("Orders over the credit limit are refused"),
         runs: Runs::Yes,
     }],
-    build: |c, _| {
-        Ok(NodeImpl::Process(Arc::new(Throw {
-            number: c.int("message_number") as u32,
-            text: c.str("message_text").to_string(),
-        })))
-    },
+    builder: NodeBuilder::of::<ThrowProps>(),
 };
+
+properties! {
+    /// Throw's properties.
+    pub struct ThrowProps {
+        /// The exception's number.
+        message_number: u32 = "3001",
+        /// The exception's text.
+        message_text: String = "User exception thrown by a Throw node",
+    }
+}
+
+impl BuildNode for ThrowProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Throw {
+            number: self.message_number,
+            text: self.message_text,
+        })))
+    }
+}
 
 struct Throw {
     number: u32,
@@ -401,10 +451,9 @@ pub static TRY_CATCH: NodeSpec = NodeSpec {
     type_name: "TryCatch",
     summary: "Propagates to `try`; an exception from anything downstream of it is caught and the message \
               (with the ExceptionList) goes to `catch` instead.",
-    inputs: &[IN],
-    outputs: &[TRY, CATCH],
+    inputs: In::SPECS,
+    outputs: TryCatchOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[],
     examples: &[
         NodeExample {
             title: "Without an exception the message takes `try` only",
@@ -428,22 +477,42 @@ pub static TRY_CATCH: NodeSpec = NodeSpec {
             runs: Runs::Yes,
         },
     ],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(TryCatch))),
+    builder: NodeBuilder::of::<TryCatchProps>(),
 };
+
+terminals! {
+    /// TryCatch's outputs.
+    pub enum TryCatchOutput {
+        Try = "try": "The message is propagated here first.",
+        Catch = "catch": CATCH_DOC,
+    }
+}
+
+properties! {
+    /// TryCatch takes no properties.
+    pub struct TryCatchProps {}
+}
+
+impl BuildNode for TryCatchProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(TryCatch)))
+    }
+}
 
 struct TryCatch;
 
 impl Node for TryCatch {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        match ctx.propagate(Terminal(0), msg) {
+        match ctx.propagate(TryCatchOutput::Try, msg) {
             Ok(()) => Ok(()),
             Err(e) => {
                 let mut cm = msg.clone();
                 e.exception.write_to(&mut cm.exception_list)?;
-                ctx.propagate(Terminal(1), &mut cm).map_err(|mut e| {
-                    e.passed_up = true;
-                    e
-                })
+                ctx.propagate(TryCatchOutput::Catch, &mut cm)
+                    .map_err(|mut e| {
+                        e.passed_up = true;
+                        e
+                    })
             }
         }
     }
@@ -454,10 +523,9 @@ impl Node for TryCatch {
 pub static FLOW_ORDER: NodeSpec = NodeSpec {
     type_name: "FlowOrder",
     summary: "Propagates the message to `first`, then (if that succeeded) the same message to `second`.",
-    inputs: &[IN],
-    outputs: &[FAILURE, FIRST, SECOND],
+    inputs: In::SPECS,
+    outputs: FlowOrderOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[],
     examples: &[NodeExample {
         title: "The message goes to `first`, then to `second`",
         properties: "",
@@ -470,24 +538,35 @@ pub static FLOW_ORDER: NodeSpec = NodeSpec {
         ]),
         runs: Runs::Yes,
     }],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(FlowOrder))),
+    builder: NodeBuilder::of::<FlowOrderProps>(),
 };
 
-const FIRST: TerminalSpec = TerminalSpec {
-    name: "first",
-    doc: "Receives the message first.",
-};
-const SECOND: TerminalSpec = TerminalSpec {
-    name: "second",
-    doc: "Receives the message after `first` completed.",
-};
+terminals! {
+    /// FlowOrder's outputs.
+    pub enum FlowOrderOutput {
+        Failure = "failure": FAILURE_DOC,
+        First = "first": "Receives the message first.",
+        Second = "second": "Receives the message after `first` completed.",
+    }
+}
+
+properties! {
+    /// FlowOrder takes no properties.
+    pub struct FlowOrderProps {}
+}
+
+impl BuildNode for FlowOrderProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(FlowOrder)))
+    }
+}
 
 struct FlowOrder;
 
 impl Node for FlowOrder {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        ctx.propagate(Terminal(1), msg)?;
-        ctx.propagate(Terminal(2), msg)
+        ctx.propagate(FlowOrderOutput::First, msg)?;
+        ctx.propagate(FlowOrderOutput::Second, msg)
     }
 }
 

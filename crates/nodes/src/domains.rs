@@ -5,34 +5,34 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
-use sluice_node_api::{ConfigError, Message, NodeConfig, PropKind, PropSpec};
+use sluice_node_api::{ConfigError, Message, properties, property_enum};
 use sluice_parsers::{blob, json, xmlnsc};
 use sluice_tree::{NodeId, Parser, Tree, TreeError};
 
-pub const DOMAIN: PropSpec = PropSpec {
-    name: "domain",
-    kind: PropKind::Enum(&["BLOB", "XMLNSC", "JSON"]),
-    default: Some("BLOB"),
-    required: false,
-    doc: "The message domain that parses the body.",
-};
+property_enum! {
+    /// A message domain an input node parses bodies in.
+    pub enum Domain { Blob = "BLOB", Xmlnsc = "XMLNSC", Json = "JSON" }
+}
 
-pub const PARSE_TIMING: PropSpec = PropSpec {
-    name: "parse_timing",
-    kind: PropKind::Enum(&["on_demand", "immediate", "complete"]),
-    default: Some("on_demand"),
-    required: false,
-    doc: "`on_demand` parses only what the flow reads, when it reads it; `immediate` and `complete` parse \
-          the whole body on arrival, so a malformed message fails at the input node.",
-};
+property_enum! {
+    /// When an input node parses the body.
+    pub enum ParseTiming { OnDemand = "on_demand", Immediate = "immediate", Complete = "complete" }
+}
 
-pub const OPAQUE_ELEMENTS: PropSpec = PropSpec {
-    name: "opaque_elements",
-    kind: PropKind::StringList,
-    default: Some("[]"),
-    required: false,
-    doc: "XMLNSC elements (names or paths such as `/Parent/SaleList`) kept as raw bytes, never parsed.",
-};
+properties! {
+    /// How an input node parses the bodies it receives.
+    pub struct BodyParsingProps {
+        /// The message domain that parses the body.
+        domain: Domain = "BLOB",
+        /// `on_demand` parses only what the flow reads, when it reads it; `immediate` and
+        /// `complete` parse the whole body on arrival, so a malformed message fails at the input
+        /// node.
+        parse_timing: ParseTiming = "on_demand",
+        /// XMLNSC elements (names or paths such as `/Parent/SaleList`) kept as raw bytes, never
+        /// parsed.
+        opaque_elements: Vec<String> = "[]",
+    }
+}
 
 /// The parser of a domain, with the options an input node set.
 #[derive(Clone)]
@@ -50,29 +50,29 @@ pub struct BodyParsing {
 
 impl BodyParsing {
     /// From the node's `domain`, `parse_timing` and `opaque_elements` properties.
-    pub fn from_config(c: &NodeConfig) -> Result<BodyParsing, ConfigError> {
-        let opaque = c.list("opaque_elements");
-        if !opaque.is_empty() && c.str("domain") != "XMLNSC" {
+    pub fn from_props(c: &BodyParsingProps) -> Result<BodyParsing, ConfigError> {
+        let opaque = &c.opaque_elements;
+        if !opaque.is_empty() && c.domain != Domain::Xmlnsc {
             return Err(ConfigError::property(
                 "opaque_elements",
                 "opaque elements need `domain: XMLNSC`",
             ));
         }
-        let parser = match c.str("domain") {
-            "XMLNSC" if opaque.is_empty() => DomainParser::Xml(shared_xml()),
-            "XMLNSC" => {
+        let parser = match c.domain {
+            Domain::Xmlnsc if opaque.is_empty() => DomainParser::Xml(shared_xml()),
+            Domain::Xmlnsc => {
                 let opts = xmlnsc::XmlnscOptions {
-                    opaque_elements: opaque.to_vec(),
+                    opaque_elements: opaque.clone(),
                     ..Default::default()
                 };
                 DomainParser::Xml(Arc::new(xmlnsc::XmlnscParser::new(opts)))
             }
-            "JSON" => DomainParser::Json(shared_json()),
-            _ => DomainParser::Blob,
+            Domain::Json => DomainParser::Json(shared_json()),
+            Domain::Blob => DomainParser::Blob,
         };
         Ok(BodyParsing {
             parser,
-            complete: c.str("parse_timing") != "on_demand",
+            complete: c.parse_timing != ParseTiming::OnDemand,
         })
     }
 

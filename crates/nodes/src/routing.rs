@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use sluice_node_api::{
-    ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeError, NodeExample,
-    NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal, TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
+    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, StringMap, Terminal, Terminals,
+    properties, property_enum, terminals,
 };
 use sluice_tree::xpath::{XPath, XPathContext, XPathError};
 
-use crate::terminals::{FAILURE, IN};
+use crate::terminals::{FAILURE_DOC, In};
 
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     r(&ROUTE);
@@ -36,31 +37,9 @@ pub static ROUTE: NodeSpec = NodeSpec {
     type_name: "Route",
     summary: "Propagates the message to the terminal of every rule whose XPath expression is true (or only the \
               first, with `distribution_mode: first`); to `default` when none is.",
-    inputs: &[IN],
-    outputs: &[
-        FAILURE,
-        TerminalSpec {
-            name: "default",
-            doc: "No rule matched.",
-        },
-    ],
+    inputs: In::SPECS,
+    outputs: RouteOutput::SPECS,
     dynamic_outputs: true,
-    properties: &[
-        PropSpec {
-            name: "rules",
-            kind: PropKind::StringMap,
-            default: None,
-            required: true,
-            doc: "Terminal name → XPath expression, tried in the order written.",
-        },
-        PropSpec {
-            name: "distribution_mode",
-            kind: PropKind::Enum(&["all", "first"]),
-            default: Some("all"),
-            required: false,
-            doc: "`all` propagates to every matching rule's terminal; `first` stops at the first match.",
-        },
-    ],
     examples: &[
         NodeExample {
             title: "A large express order matches both rules and goes to `big`, then `express`",
@@ -97,31 +76,51 @@ pub static ROUTE: NodeSpec = NodeSpec {
             runs: Runs::Yes,
         },
     ],
-    build: |c, b| {
+    builder: NodeBuilder::of::<RouteProps>(),
+};
+
+terminals! {
+    /// Route's declared outputs; each rule adds one named after it.
+    pub enum RouteOutput {
+        Failure = "failure": FAILURE_DOC,
+        Default = "default": "No rule matched.",
+    }
+}
+
+property_enum! {
+    /// Whether Route stops at the first matching rule.
+    pub enum DistributionMode { All = "all", First = "first" }
+}
+
+properties! {
+    /// Route's properties.
+    pub struct RouteProps {
+        /// Terminal name → XPath expression, tried in the order written.
+        rules: StringMap,
+        /// `all` propagates to every matching rule's terminal; `first` stops at the first match.
+        distribution_mode: DistributionMode = "all",
+    }
+}
+
+impl BuildNode for RouteProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         let mut rules = Vec::new();
-        for (name, src) in c.map("rules") {
-            if name == "default" || name == "failure" {
+        for (name, src) in &self.rules {
+            if RouteOutput::SPECS.iter().any(|t| t.name == name) {
                 return Err(ConfigError::property(
                     "rules",
                     format!("a rule cannot be named `{name}`"),
                 ));
             }
-            let t = b
-                .outputs
-                .iter()
-                .position(|o| o == name)
-                .map(|i| Terminal(i as u16));
             rules.push(Rule {
                 xpath: compile("rules", src)?,
                 src: src.clone(),
-                terminal: t,
+                terminal: b.output(name),
             });
         }
         if let Some(extra) = b
-            .outputs
-            .iter()
-            .skip(2)
-            .find(|o| !c.map("rules").iter().any(|(n, _)| n == *o))
+            .named_outputs(RouteOutput::SPECS.len())
+            .find(|o| !self.rules.iter().any(|(n, _)| n == o))
         {
             return Err(ConfigError::property(
                 "rules",
@@ -131,10 +130,10 @@ pub static ROUTE: NodeSpec = NodeSpec {
         }
         Ok(NodeImpl::Process(Arc::new(Route {
             rules,
-            first_only: c.str("distribution_mode") == "first",
+            first_only: self.distribution_mode == DistributionMode::First,
         })))
-    },
-};
+    }
+}
 
 struct Rule {
     xpath: XPath,
@@ -169,7 +168,7 @@ impl Node for Route {
             }
         }
         if !matched {
-            ctx.propagate(Terminal(1), msg)?;
+            ctx.propagate(RouteOutput::Default, msg)?;
         }
         Ok(())
     }

@@ -1,24 +1,41 @@
-//! Terminals many node types share.
+//! Terminals many node types share: their docs, and the sets that recur.
 
-use sluice_node_api::TerminalSpec;
+use sluice_node_api::terminals;
 
-pub const IN: TerminalSpec = TerminalSpec {
-    name: "in",
-    doc: "The message to process.",
-};
-pub const OUT: TerminalSpec = TerminalSpec {
-    name: "out",
-    doc: "The message after processing.",
-};
-pub const FAILURE: TerminalSpec = TerminalSpec {
-    name: "failure",
-    doc: "Receives the input message and the ExceptionList when this node raises an exception.",
-};
-pub const CATCH: TerminalSpec = TerminalSpec {
-    name: "catch",
-    doc: "Receives the message and the ExceptionList when an exception comes back from downstream.",
-};
-pub const TRY: TerminalSpec = TerminalSpec {
-    name: "try",
-    doc: "The message is propagated here first.",
-};
+pub const IN_DOC: &str = "The message to process.";
+pub const OUT_DOC: &str = "The message after processing.";
+pub const FAILURE_DOC: &str =
+    "Receives the input message and the ExceptionList when this node raises an exception.";
+pub const CATCH_DOC: &str =
+    "Receives the message and the ExceptionList when an exception comes back from downstream.";
+
+terminals! {
+    /// The one input terminal of most node types.
+    pub enum In {
+        In = "in": IN_DOC,
+    }
+}
+
+terminals! {
+    /// A single output.
+    pub enum OutOnly {
+        Out = "out": OUT_DOC,
+    }
+}
+
+terminals! {
+    /// A node that can fail, and otherwise goes on.
+    pub enum FailureOut {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": OUT_DOC,
+    }
+}
+
+terminals! {
+    /// An input node's outputs.
+    pub enum InputOutputs {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": OUT_DOC,
+        Catch = "catch": CATCH_DOC,
+    }
+}

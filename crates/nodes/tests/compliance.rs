@@ -1,4 +1,4 @@
-//! Every registered node type passes the compliance checks of `sluice_flow::testing::compliance`:
+//! Every registered node type passes the compliance checks of `sluice_flow_testing::compliance`:
 //! a complete declaration, building from minimal properties, propagating only to declared
 //! terminals, passing downstream exceptions back, its own exceptions reaching its failure
 //! terminal or the caller with an ExceptionList entry naming it, and its examples (the ones in its
@@ -14,12 +14,12 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use sluice_flow::Registry;
-use sluice_flow::testing::{
+use sluice_flow_testing::{
     ComplianceCase, ComplianceEnv, Failing, FailingCase, Harness, check_node,
 };
-use sluice_node_api::{Message, NodeConfig, PropValue};
-use sluice_nodes::Services;
-use sluice_nodes::domains::BodyParsing;
+use sluice_node_api::Message;
+use sluice_node_api::Services;
+use sluice_nodes::domains::{BodyParsing, BodyParsingProps, Domain, ParseTiming};
 
 const XML: &str = "<a>1</a>";
 /// Well-formed up to the end tag, so that on-demand parsing fails when a node reads it.
@@ -197,10 +197,18 @@ fn queue_manager() -> Arc<sluice_qm::QueueManager> {
 }
 
 fn make_message(domain: &str, body: &[u8]) -> Result<Message, String> {
-    let mut cfg = NodeConfig::default();
-    cfg.insert("domain", PropValue::String(domain.into()));
-    cfg.insert("parse_timing", PropValue::String("on_demand".into()));
-    let parsing = BodyParsing::from_config(&cfg).map_err(|e| e.message)?;
+    let domain = match domain {
+        "XMLNSC" => Domain::Xmlnsc,
+        "JSON" => Domain::Json,
+        "BLOB" => Domain::Blob,
+        other => return Err(format!("no domain {other}")),
+    };
+    let props = BodyParsingProps {
+        domain,
+        parse_timing: ParseTiming::OnDemand,
+        opaque_elements: Vec::new(),
+    };
+    let parsing = BodyParsing::from_props(&props).map_err(|e| e.message)?;
     let mut msg = Message::new();
     parsing
         .attach(&mut msg.root, Bytes::copy_from_slice(body))
@@ -220,9 +228,9 @@ fn run_compliance(registry: &Registry, project: &Path) -> Vec<String> {
         .build()
         .expect("a runtime");
     let services = Services {
-        http: Arc::new(sluice_nodes::http::HttpRouter::new()),
-        runtime: runtime.handle().clone(),
-        qm: Some(queue_manager()),
+        http: Arc::new(sluice_node_api::http_listener::HttpRouter::new()),
+        runtime: Some(runtime.handle().clone()),
+        queues: Some(queue_manager()),
     };
     let env = ComplianceEnv {
         registry,
@@ -271,55 +279,70 @@ mod misbehaving {
     use std::sync::Arc;
 
     use sluice_node_api::{
-        Ctx, Message, Node, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal,
-        TerminalSpec,
+        BuildContext, BuildNode, ConfigError, Ctx, Message, Node, NodeBuilder, NodeError, NodeImpl,
+        NodeSpec, Terminal, Terminals, properties, terminals,
     };
+
+    terminals! {
+        enum Input {
+            In = "in": "Input.",
+        }
+    }
+
+    terminals! {
+        enum Output {
+            Out = "out": "Output.",
+        }
+    }
+
+    terminals! {
+        enum UndescribedOutput {
+            Failure = "failure": "Failures.",
+            Out = "out": "Output.",
+        }
+    }
+
+    properties! {
+        struct MisbehavingProps {}
+    }
+
+    properties! {
+        struct UndescribedProps {
+            needed: String,
+        }
+    }
+
+    impl BuildNode for MisbehavingProps {
+        fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+            Ok(NodeImpl::Process(Arc::new(Misbehaving)))
+        }
+    }
+
+    impl BuildNode for UndescribedProps {
+        fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+            Ok(NodeImpl::Process(Arc::new(Misbehaving)))
+        }
+    }
 
     pub static SPEC: NodeSpec = NodeSpec {
         type_name: "Misbehaving",
         summary: "Propagates to an undeclared terminal and drops downstream exceptions.",
-        inputs: &[TerminalSpec {
-            name: "in",
-            doc: "Input.",
-        }],
-        outputs: &[TerminalSpec {
-            name: "out",
-            doc: "Output.",
-        }],
+        inputs: Input::SPECS,
+        outputs: Output::SPECS,
         dynamic_outputs: false,
-        properties: &[],
         examples: &[],
-        build: |_, _| Ok(NodeImpl::Process(Arc::new(Misbehaving))),
+        builder: NodeBuilder::of::<MisbehavingProps>(),
     };
 
     /// Declares a failure terminal and a required property, and has no compliance case.
     pub static UNDESCRIBED: NodeSpec = NodeSpec {
         type_name: "Undescribed",
         summary: "A node type added without a compliance case.",
-        inputs: &[TerminalSpec {
-            name: "in",
-            doc: "Input.",
-        }],
-        outputs: &[
-            TerminalSpec {
-                name: "failure",
-                doc: "Failures.",
-            },
-            TerminalSpec {
-                name: "out",
-                doc: "Output.",
-            },
-        ],
+        inputs: Input::SPECS,
+        outputs: UndescribedOutput::SPECS,
         dynamic_outputs: false,
-        properties: &[PropSpec {
-            name: "needed",
-            kind: PropKind::String,
-            default: None,
-            required: true,
-            doc: "",
-        }],
         examples: &[],
-        build: |_, _| Ok(NodeImpl::Process(Arc::new(Misbehaving))),
+        builder: NodeBuilder::of::<UndescribedProps>(),
     };
 
     struct Misbehaving;
@@ -331,8 +354,9 @@ mod misbehaving {
             _: Terminal,
             msg: &mut Message,
         ) -> Result<(), NodeError> {
-            let _ = ctx.propagate(Terminal(0), msg);
-            let _ = ctx.propagate(Terminal(5), msg);
+            let _ = ctx.propagate(Output::Out, msg);
+            // A terminal it never declared, which the compliance check must catch.
+            let _ = ctx.propagate(Terminal::at(5), msg);
             Ok(())
         }
     }

@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::Bytes;
 use sluice_flow::{Flow, Registry, load_flow};
 use sluice_node_api::{
-    Ctx, InputNode, InstanceRunner, Invocation, Message, Node, NodeError, NodeImpl, NodeSpec,
-    PropKind, PropSpec, Terminal, TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, InputNode, InstanceRunner, Invocation, Message,
+    Node, NodeBuilder, NodeError, NodeImpl, NodeSpec, Terminal, Terminals, properties, terminals,
 };
-use sluice_nodes::domains::BodyParsing;
+use sluice_nodes::domains::{BodyParsing, BodyParsingProps, Domain, ParseTiming};
 use sluice_tree::{Text, Value, field_type};
 
 type Captured = Vec<(String, String)>;
@@ -23,22 +23,18 @@ struct Inject {
 
 impl InputNode for Inject {
     fn run_instance(&self, runner: &mut dyn InstanceRunner) {
-        let mut cfg = sluice_node_api::NodeConfig::default();
-        cfg.insert(
-            "domain",
-            sluice_node_api::PropValue::String("XMLNSC".into()),
-        );
-        cfg.insert(
-            "parse_timing",
-            sluice_node_api::PropValue::String("on_demand".into()),
-        );
-        let parsing = BodyParsing::from_config(&cfg).expect("parsing");
+        let parsing = BodyParsing::from_props(&BodyParsingProps {
+            domain: Domain::Xmlnsc,
+            parse_timing: ParseTiming::OnDemand,
+            opaque_elements: Vec::new(),
+        })
+        .expect("parsing");
         let mut msg = Message::new();
         parsing
             .attach(&mut msg.root, Bytes::from(self.body.clone()))
             .expect("attach");
         let mut inv = Invocation::new();
-        let r = runner.invoke(&mut inv, Terminal(0), &mut msg);
+        let r = runner.invoke(&mut inv, Out::Out.into(), &mut msg);
         *OUTCOME.lock().unwrap() = Some(r.map_err(|e| e.exception.describe()));
     }
 }
@@ -63,46 +59,88 @@ impl Node for Capture {
     }
 }
 
+terminals! {
+    enum In {
+        In = "in": "",
+    }
+}
+
+terminals! {
+    enum Out {
+        Out = "out": "",
+    }
+}
+
+properties! {
+    struct InjectProps {
+        body: String,
+    }
+}
+
+properties! {
+    struct NoProps {}
+}
+
+impl BuildNode for InjectProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Input(Arc::new(Inject { body: self.body })))
+    }
+}
+
+/// Capture's and SetLabel's builder: the node type names which node it is.
+struct CaptureProps(NoProps);
+struct SetLabelProps(NoProps);
+
+impl sluice_node_api::Properties for CaptureProps {
+    fn declare(out: &mut Vec<sluice_node_api::PropSpec>) {
+        NoProps::declare(out)
+    }
+    fn read(c: &sluice_node_api::NodeConfig) -> Result<Self, ConfigError> {
+        NoProps::read(c).map(CaptureProps)
+    }
+}
+
+impl sluice_node_api::Properties for SetLabelProps {
+    fn declare(out: &mut Vec<sluice_node_api::PropSpec>) {
+        NoProps::declare(out)
+    }
+    fn read(c: &sluice_node_api::NodeConfig) -> Result<Self, ConfigError> {
+        NoProps::read(c).map(SetLabelProps)
+    }
+}
+
+impl BuildNode for CaptureProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Capture {
+            label: b.label.into(),
+        })))
+    }
+}
+
+impl BuildNode for SetLabelProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(SetLabel)))
+    }
+}
+
 static INJECT: NodeSpec = NodeSpec {
     type_name: "Inject",
     summary: "",
     inputs: &[],
-    outputs: &[TerminalSpec {
-        name: "out",
-        doc: "",
-    }],
+    outputs: Out::SPECS,
     dynamic_outputs: false,
-    properties: &[PropSpec {
-        name: "body",
-        kind: PropKind::String,
-        default: None,
-        required: true,
-        doc: "",
-    }],
     examples: &[],
-    build: |c, _| {
-        Ok(NodeImpl::Input(Arc::new(Inject {
-            body: c.str("body").into(),
-        })))
-    },
+    builder: NodeBuilder::of::<InjectProps>(),
 };
 
 static CAPTURE: NodeSpec = NodeSpec {
     type_name: "Capture",
     summary: "",
-    inputs: &[TerminalSpec {
-        name: "in",
-        doc: "",
-    }],
+    inputs: In::SPECS,
     outputs: &[],
     dynamic_outputs: false,
-    properties: &[],
     examples: &[],
-    build: |_, b| {
-        Ok(NodeImpl::Process(Arc::new(Capture {
-            label: b.label.into(),
-        })))
-    },
+    builder: NodeBuilder::of::<CaptureProps>(),
 };
 
 /// Build a flow of the core nodes and this file's test nodes.
@@ -119,10 +157,10 @@ fn build(src: &str) -> Result<Arc<Flow>, Vec<sluice_flow::Diagnostic>> {
         r.register(s);
     }
     let def = load_flow("t.yaml", src, &r)?;
-    let services = sluice_nodes::Services {
-        http: Arc::new(sluice_nodes::http::HttpRouter::new()),
-        runtime: rt.handle().clone(),
-        qm: None,
+    let services = sluice_node_api::Services {
+        http: Arc::new(sluice_node_api::http_listener::HttpRouter::new()),
+        runtime: Some(rt.handle().clone()),
+        queues: None,
     };
     Flow::build(&def, std::path::Path::new("."), &services).map(Arc::new)
 }
@@ -265,25 +303,18 @@ impl Node for SetLabel {
             Text::from_static("labelName"),
             Value::Character(v),
         )?;
-        ctx.propagate(Terminal(0), msg)
+        ctx.propagate(Out::Out, msg)
     }
 }
 
 static SET_LABEL: NodeSpec = NodeSpec {
     type_name: "SetLabel",
     summary: "",
-    inputs: &[TerminalSpec {
-        name: "in",
-        doc: "",
-    }],
-    outputs: &[TerminalSpec {
-        name: "out",
-        doc: "",
-    }],
+    inputs: In::SPECS,
+    outputs: Out::SPECS,
     dynamic_outputs: false,
-    properties: &[],
     examples: &[],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(SetLabel))),
+    builder: NodeBuilder::of::<SetLabelProps>(),
 };
 
 #[test]

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::Bench;
-use sluice_flow::testing::compliance::exception_labels;
-use sluice_flow::testing::{Captured, dump_tree};
-use sluice_nodes::http::HttpRequest;
+use sluice_flow_testing::compliance::exception_labels;
+use sluice_flow_testing::{Captured, dump_tree};
+use sluice_node_api::http_listener::HttpRequest;
 
 fn bench(src: &str) -> Bench {
     let qm = sluice_qm::QueueManager::open_in_memory(sluice_qm::QmConfig::default())

@@ -40,7 +40,7 @@ fn mq_output_keeps_the_msg_id_unless_asked_for_a_new_one() {
     // Where each put went, as the product records it in the LocalEnvironment.
     let seen = b.harness.take_captured();
     let le =
-        sluice_flow::testing::dump_tree(&seen[0].message.local_environment, &Default::default());
+        sluice_flow_testing::dump_tree(&seen[0].message.local_environment, &Default::default());
     for field in [
         "queueName = 'O.NEW'",
         "queueManagerName = 'SLUICE'",

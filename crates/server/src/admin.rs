@@ -347,7 +347,7 @@ pub async fn handle(
                         "summary": s.summary,
                         "inputs": s.inputs.iter().map(|t| t.name).collect::<Vec<_>>(),
                         "outputs": s.outputs.iter().map(|t| t.name).collect::<Vec<_>>(),
-                        "properties": s.properties.iter().map(|p| json!({"name": p.name, "kind": p.kind.describe(), "default": p.default, "required": p.required, "doc": p.doc})).collect::<Vec<_>>(),
+                        "properties": s.properties().iter().map(|p| json!({"name": p.name, "kind": p.kind.describe(), "default": p.default, "required": p.required, "doc": p.doc_text()})).collect::<Vec<_>>(),
                     })
                 })
                 .collect();

@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use parking_lot::Mutex;
 use sluice_flow::{Diagnostic, Flow, FlowDef, Registry, RunningFlow};
+use sluice_node_api::Services;
 
 use crate::project;
 
@@ -24,7 +25,7 @@ struct Deployed {
 pub struct Deployment {
     dir: PathBuf,
     registry: Arc<Registry>,
-    services: Arc<dyn std::any::Any + Send + Sync>,
+    services: Arc<Services>,
     flows: Mutex<BTreeMap<PathBuf, Deployed>>,
     /// The ESQL files as the running flows were built from them.
     esql: Mutex<EsqlStamp>,
@@ -49,11 +50,7 @@ fn stamp(p: &Path) -> Option<(SystemTime, u64)> {
 }
 
 impl Deployment {
-    pub fn new(
-        dir: &Path,
-        registry: Arc<Registry>,
-        services: Arc<dyn std::any::Any + Send + Sync>,
-    ) -> Deployment {
+    pub fn new(dir: &Path, registry: Arc<Registry>, services: Arc<Services>) -> Deployment {
         Deployment {
             dir: dir.to_path_buf(),
             registry,
@@ -64,7 +61,7 @@ impl Deployment {
     }
 
     fn build(&self, def: &FlowDef) -> Result<Arc<Flow>, Vec<Diagnostic>> {
-        Flow::build(def, &self.dir, &*self.services).map(Arc::new)
+        Flow::build(def, &self.dir, &self.services).map(Arc::new)
     }
 
     /// Build every flow, then start them all; nothing starts if anything fails.

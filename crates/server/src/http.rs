@@ -14,7 +14,9 @@ use hyper::header::{CONTENT_LENGTH, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use sluice_nodes::http::{HttpRequest, HttpResponse, HttpRouter, RouteError, canonical_header};
+use sluice_node_api::http_listener::{
+    HttpRequest, HttpResponse, HttpRouter, RouteError, canonical_header,
+};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use sluice_flow::Registry;
-use sluice_nodes::Services;
-use sluice_nodes::http::HttpRouter;
+use sluice_node_api::Services;
+use sluice_node_api::http_listener::HttpRouter;
 use tokio::net::TcpListener;
 
 use crate::admin::{AdminRoutes, AdminState};
@@ -59,8 +59,8 @@ pub fn validate(
     let qm = queues::open_in_memory(&project.settings).map_err(internal)?;
     let services = Services {
         http: Arc::new(HttpRouter::new()),
-        runtime: rt.handle().clone(),
-        qm: Some(qm),
+        runtime: Some(rt.handle().clone()),
+        queues: Some(qm),
     };
     let mut problems = Vec::new();
     for def in &project.flows {
@@ -172,8 +172,8 @@ fn serve(
     let router = Arc::new(HttpRouter::new());
     let services = Arc::new(Services {
         http: Arc::clone(&router),
-        runtime: rt.handle().clone(),
-        qm: Some(Arc::clone(qm)),
+        runtime: Some(rt.handle().clone()),
+        queues: Some(Arc::clone(qm)),
     });
     let deployment = Arc::new(Deployment::new(&opts.dir, Arc::clone(&registry), services));
     if let Err(problems) = deployment.deploy_all(&project.flows) {

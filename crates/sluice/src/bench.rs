@@ -15,8 +15,8 @@ use sluice_bench::figures::MeasuredServer;
 use sluice_bench::runner::ServerHooks;
 use sluice_bench::server::ServerEndpoints;
 use sluice_bench::suite::{Case, Persistence as BenchPersistence, TransportSpec};
-use sluice_nodes::Services;
-use sluice_nodes::http::{HttpRequest, HttpRouter};
+use sluice_node_api::Services;
+use sluice_node_api::http_listener::{HttpRequest, HttpRouter};
 use sluice_qm::net::{Client, Credentials};
 use sluice_qm::{GetOptions, Message, Persistence, PutOptions};
 use sluice_server::deploy::Deployment;
@@ -264,8 +264,8 @@ impl InProcessFactory {
         let router = Arc::new(HttpRouter::new());
         let services = Arc::new(Services {
             http: Arc::clone(&router),
-            runtime: runtime.handle().clone(),
-            qm: Some(qm),
+            runtime: Some(runtime.handle().clone()),
+            queues: Some(qm),
         });
         let deployment = Arc::new(Deployment::new(project, registry, services));
         deployment

@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use sluice_flow::testing::{
+use sluice_flow::{Registry, load_flow};
+use sluice_flow_testing::{
     Captured, DumpOptions, Harness, Masker, bless_requested, check_outputs, dump_message,
 };
-use sluice_flow::{Registry, load_flow};
-use sluice_nodes::Services;
-use sluice_nodes::http::{HttpRequest, HttpRouter};
+use sluice_node_api::Services;
+use sluice_node_api::http_listener::{HttpRequest, HttpRouter};
 
 /// Elements whose values differ on every run: request and message ids, put times.
 const MASKED_FIELDS: &[&str] = &[
@@ -196,15 +196,20 @@ fn run_case(case: &Path, project: &Path) -> Result<BTreeMap<String, String>, Str
     let router = Arc::new(HttpRouter::new());
     let services = Services {
         http: Arc::clone(&router),
-        runtime: runtime.handle().clone(),
-        qm: None,
+        runtime: Some(runtime.handle().clone()),
+        queues: None,
     };
     let harness = Harness::new();
     let flow = harness.build(&def, project, &services).map_err(render)?;
     let path = flow
         .node_info()
         .find(|n| n.type_name == "HTTPInput")
-        .map(|n| n.properties.str("path").trim_end_matches('*').to_string())
+        .and_then(|n| match n.properties.value("path") {
+            Some(sluice_node_api::PropValue::String(p)) => {
+                Some(p.trim_end_matches('*').to_string())
+            }
+            _ => None,
+        })
         .ok_or("golden flows start at an HTTPInput node")?;
     let extra_headers = headers(case)?;
     let before = {

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use rusqlite::Connection;
-use sluice_node_api::Participant;
+use sluice_node_api::{Resource, ResourceError};
 
 /// How long a unit of work waits for another to release the connection.
 const WAIT: Duration = Duration::from_secs(30);
@@ -172,9 +172,11 @@ impl DatabaseWork {
     }
 }
 
-impl Participant for DatabaseWork {
-    fn commit(&mut self) -> Result<(), String> {
-        self.datasource.commit(self.unit)
+impl Resource for DatabaseWork {
+    fn commit(&mut self) -> Result<(), ResourceError> {
+        self.datasource
+            .commit(self.unit)
+            .map_err(|e| ResourceError::new(format!("datasource {}", self.datasource.name), e))
     }
 
     fn rollback(&mut self) {

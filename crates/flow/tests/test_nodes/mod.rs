@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use sluice_flow::Registry;
 use sluice_node_api::{
-    Ctx, InputNode, InstanceRunner, Message, Node, NodeError, NodeImpl, NodeSpec, PropKind,
-    PropSpec, Terminal, TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, InputNode, InstanceRunner, Message, Node,
+    NodeBuilder, NodeError, NodeImpl, NodeSpec, StringMap, Terminal, Terminals,
 };
 
 struct Nop;
@@ -19,22 +19,65 @@ impl InputNode for Nop {
     fn run_instance(&self, _: &mut dyn InstanceRunner) {}
 }
 
-const IN: TerminalSpec = TerminalSpec {
-    name: "in",
-    doc: "",
-};
-const OUT: TerminalSpec = TerminalSpec {
-    name: "out",
-    doc: "",
-};
+sluice_node_api::terminals! {
+    enum StepInput {
+        In = "in": "",
+    }
+}
 
-const fn prop(name: &'static str, kind: PropKind, default: Option<&'static str>) -> PropSpec {
-    PropSpec {
-        name,
-        kind,
-        default,
-        required: default.is_none(),
-        doc: "",
+sluice_node_api::terminals! {
+    enum StepOutput {
+        Out = "out": "",
+    }
+}
+
+sluice_node_api::terminals! {
+    enum SourceOutput {
+        Out = "out": "",
+        Catch = "catch": "",
+    }
+}
+
+sluice_node_api::property_enum! {
+    enum Mode { Fast = "fast", Slow = "slow" }
+}
+
+sluice_node_api::properties! {
+    struct SourceProps {
+        path: String,
+    }
+}
+
+sluice_node_api::properties! {
+    struct StepProps {
+        count: i64 = "3",
+        ratio: f64 = "0.5",
+        on: bool = "true",
+        mode: Mode = "fast",
+        names: Vec<String> = "[]",
+        rules: StringMap = "{}",
+    }
+}
+
+sluice_node_api::properties! {
+    struct SwitchProps {}
+}
+
+impl BuildNode for SourceProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Input(Arc::new(Nop)))
+    }
+}
+
+impl BuildNode for StepProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Nop)))
+    }
+}
+
+impl BuildNode for SwitchProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Nop)))
     }
 }
 
@@ -42,46 +85,30 @@ static SOURCE: NodeSpec = NodeSpec {
     type_name: "Source",
     summary: "test input",
     inputs: &[],
-    outputs: &[
-        OUT,
-        TerminalSpec {
-            name: "catch",
-            doc: "",
-        },
-    ],
+    outputs: SourceOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[prop("path", PropKind::String, None)],
     examples: &[],
-    build: |_, _| Ok(NodeImpl::Input(Arc::new(Nop))),
+    builder: NodeBuilder::of::<SourceProps>(),
 };
 
 static STEP: NodeSpec = NodeSpec {
     type_name: "Step",
     summary: "test node",
-    inputs: &[IN],
-    outputs: &[OUT],
+    inputs: StepInput::SPECS,
+    outputs: StepOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        prop("count", PropKind::Integer, Some("3")),
-        prop("ratio", PropKind::Float, Some("0.5")),
-        prop("on", PropKind::Boolean, Some("true")),
-        prop("mode", PropKind::Enum(&["fast", "slow"]), Some("fast")),
-        prop("names", PropKind::StringList, Some("[]")),
-        prop("rules", PropKind::StringMap, Some("{}")),
-    ],
     examples: &[],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(Nop))),
+    builder: NodeBuilder::of::<StepProps>(),
 };
 
 static SWITCH: NodeSpec = NodeSpec {
     type_name: "Switch",
     summary: "dynamic terminals",
-    inputs: &[IN],
+    inputs: StepInput::SPECS,
     outputs: &[],
     dynamic_outputs: true,
-    properties: &[],
     examples: &[],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(Nop))),
+    builder: NodeBuilder::of::<SwitchProps>(),
 };
 
 /// A registry holding `Source`, `Step` and `Switch`.

@@ -4,70 +4,61 @@ use std::sync::Arc;
 
 use sluice_esql::runtime::{ComputeMode, Module, ModuleKind, RunOptions, ScalarValue};
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeConfig,
-    NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal, TerminalSpec,
-    Tree,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
+    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, Tree,
+    properties, property_enum, terminals,
 };
 
+use super::EsqlProps;
 use super::host::{CtxHost, Transaction};
-use crate::terminals::{FAILURE, IN, OUT};
+use crate::terminals::{FAILURE_DOC, In, OUT_DOC};
 
-const MODES: &[&str] = &[
-    "message",
-    "local_environment",
-    "exception",
-    "message_local_environment",
-    "message_exception",
-    "local_environment_exception",
-    "all",
-];
+terminals! {
+    /// Compute's outputs.
+    pub enum ComputeOutput {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": OUT_DOC,
+        Out1 = "out1": "PROPAGATE TO TERMINAL 'out1'.",
+        Out2 = "out2": "PROPAGATE TO TERMINAL 'out2'.",
+        Out3 = "out3": "PROPAGATE TO TERMINAL 'out3'.",
+        Out4 = "out4": "PROPAGATE TO TERMINAL 'out4'.",
+    }
+}
+
+property_enum! {
+    /// Which output trees a Compute module builds (the product's compute mode).
+    pub enum ComputeModeProperty {
+        Message = "message",
+        LocalEnvironment = "local_environment",
+        Exception = "exception",
+        MessageLocalEnvironment = "message_local_environment",
+        MessageException = "message_exception",
+        LocalEnvironmentException = "local_environment_exception",
+        All = "all",
+    }
+}
+
+properties! {
+    /// Compute's properties.
+    pub struct ComputeProps {
+        /// The COMPUTE MODULE to run, `Name` or `schema.Name`, from the project's
+        /// `esql/*.esql` files.
+        module: String,
+        /// Which output trees the module builds and propagates; the others pass through from
+        /// the input.
+        compute_mode: ComputeModeProperty = "message",
+        ..esql: EsqlProps,
+    }
+}
 
 pub static COMPUTE: NodeSpec = NodeSpec {
     type_name: "Compute",
     summary: "Runs an ESQL COMPUTE MODULE: its Main builds OutputRoot (and, per the compute mode, the output \
               LocalEnvironment and ExceptionList) and, when it returns TRUE, the result goes to `out`. PROPAGATE \
               sends messages to `out1`…`out4` or a Label.",
-    inputs: &[IN],
-    outputs: &[
-        FAILURE,
-        OUT,
-        TerminalSpec {
-            name: "out1",
-            doc: "PROPAGATE TO TERMINAL 'out1'.",
-        },
-        TerminalSpec {
-            name: "out2",
-            doc: "PROPAGATE TO TERMINAL 'out2'.",
-        },
-        TerminalSpec {
-            name: "out3",
-            doc: "PROPAGATE TO TERMINAL 'out3'.",
-        },
-        TerminalSpec {
-            name: "out4",
-            doc: "PROPAGATE TO TERMINAL 'out4'.",
-        },
-    ],
+    inputs: In::SPECS,
+    outputs: ComputeOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "module",
-            kind: PropKind::String,
-            default: None,
-            required: true,
-            doc: "The COMPUTE MODULE to run, `Name` or `schema.Name`, from the project's `esql/*.esql` files.",
-        },
-        PropSpec {
-            name: "compute_mode",
-            kind: PropKind::Enum(MODES),
-            default: Some("message"),
-            required: false,
-            doc: "Which output trees the module builds and propagates; the others pass through from the input.",
-        },
-        super::USER_PROPERTIES,
-        super::DATASOURCE,
-        super::TRANSACTION,
-    ],
     examples: &[NodeExample {
         title: "A COMPUTE module builds a confirmation from the order",
         properties: "module: Confirm",
@@ -88,18 +79,18 @@ END MODULE;",
         )]),
         runs: Runs::Yes,
     }],
-    build: build_compute,
+    builder: NodeBuilder::of::<ComputeProps>(),
 };
 
 /// The run options every ESQL node builds from `user_properties` and `datasource`.
 pub(super) fn run_options(
-    c: &NodeConfig,
+    c: &EsqlProps,
     b: &BuildContext,
     module: &Module,
 ) -> Result<RunOptions, ConfigError> {
     let externals = module.externals();
     let mut values = Vec::new();
-    for (k, v) in c.map("user_properties") {
+    for (k, v) in &c.user_properties {
         if !externals.iter().any(|e| e == k) {
             return Err(ConfigError::property(
                 "user_properties",
@@ -119,27 +110,22 @@ pub(super) fn run_options(
     Ok(RunOptions {
         mode: ComputeMode::default(),
         externals: values,
-        database: super::program::database(b, c.opt_str("datasource"))?,
+        database: super::program::database(b, c.datasource.as_deref())?,
     })
 }
 
-/// The node's `transaction` property.
-pub(super) fn transaction(c: &NodeConfig) -> Result<Transaction, ConfigError> {
-    Transaction::parse(c.opt_str("transaction").unwrap_or("automatic"))
-        .ok_or_else(|| ConfigError::property("transaction", "expected `automatic` or `commit`"))
-}
-
-fn build_compute(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-    let module = super::program::module(b, c.str("module"), ModuleKind::Compute)?;
-    let mut options = run_options(c, b, &module)?;
-    options.mode = ComputeMode::parse(c.str("compute_mode"))
-        .ok_or_else(|| ConfigError::property("compute_mode", "unknown compute mode"))?;
-    let transaction = transaction(c)?;
-    Ok(NodeImpl::Process(Arc::new(Compute {
-        module,
-        options,
-        transaction,
-    })))
+impl BuildNode for ComputeProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let module = super::program::module(b, &self.module, ModuleKind::Compute)?;
+        let mut options = run_options(&self.esql, b, &module)?;
+        options.mode = ComputeMode::parse(self.compute_mode.word())
+            .ok_or_else(|| ConfigError::property("compute_mode", "unknown compute mode"))?;
+        Ok(NodeImpl::Process(Arc::new(Compute {
+            module,
+            options,
+            transaction: self.esql.transaction,
+        })))
+    }
 }
 
 struct Compute {
@@ -152,7 +138,7 @@ impl Node for Compute {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let mut env = std::mem::replace(&mut ctx.inv.environment, Tree::new("Environment"));
         let outcome = {
-            let mut host = CtxHost::new(ctx, COMPUTE.outputs, self.transaction);
+            let mut host = CtxHost::new(ctx, self.transaction);
             let r = self.module.run(msg, &mut env, &mut host, &self.options);
             let ok = r.is_ok();
             r.and_then(|o| host.finish(ok).map(|_| o))
@@ -162,7 +148,7 @@ impl Node for Compute {
         if outcome.result == Some(true)
             && let Some(mut out) = outcome.output
         {
-            ctx.propagate(Terminal(1), &mut out)?;
+            ctx.propagate(ComputeOutput::Out, &mut out)?;
         }
         Ok(())
     }

@@ -5,32 +5,31 @@ use std::sync::Arc;
 
 use sluice_esql::runtime::{Module, ModuleKind, RunOptions};
 use sluice_node_api::{
-    ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeConfig, NodeError,
-    NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal, Tree,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
+    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, Tree,
+    properties,
 };
 
+use super::EsqlProps;
 use super::host::{CtxHost, Transaction};
-use crate::terminals::{FAILURE, IN, OUT};
+use crate::terminals::{FailureOut, In};
+
+properties! {
+    /// Database's properties.
+    pub struct DatabaseProps {
+        /// The DATABASE MODULE to run, `Name` or `schema.Name`.
+        module: String,
+        ..esql: EsqlProps,
+    }
+}
 
 pub static DATABASE: NodeSpec = NodeSpec {
     type_name: "Database",
     summary: "Runs an ESQL DATABASE MODULE (INSERT, UPDATE, DELETE FROM, SELECT and PASSTHRU on `Database.…`); \
               when Main returns TRUE the message goes to `out` unchanged.",
-    inputs: &[IN],
-    outputs: &[FAILURE, OUT],
+    inputs: In::SPECS,
+    outputs: FailureOut::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "module",
-            kind: PropKind::String,
-            default: None,
-            required: true,
-            doc: "The DATABASE MODULE to run, `Name` or `schema.Name`.",
-        },
-        super::DATASOURCE,
-        super::USER_PROPERTIES,
-        super::TRANSACTION,
-    ],
     examples: &[NodeExample {
         title: "A DATABASE module records the order, which then goes on unchanged",
         properties: "module: RecordOrder, datasource: ':memory:'",
@@ -50,23 +49,26 @@ END MODULE;",
         )]),
         runs: Runs::Yes,
     }],
-    build: |c: &NodeConfig, b| {
-        let module = super::program::module(b, c.str("module"), ModuleKind::Database)?;
-        let options = super::compute::run_options(c, b, &module)?;
+    builder: NodeBuilder::of::<DatabaseProps>(),
+};
+
+impl BuildNode for DatabaseProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let module = super::program::module(b, &self.module, ModuleKind::Database)?;
+        let options = super::compute::run_options(&self.esql, b, &module)?;
         if options.database.is_none() {
             return Err(ConfigError::property(
                 "datasource",
                 "a Database node needs a datasource",
             ));
         }
-        let transaction = super::compute::transaction(c)?;
         Ok(NodeImpl::Process(Arc::new(Database {
             module,
             options,
-            transaction,
+            transaction: self.esql.transaction,
         })))
-    },
-};
+    }
+}
 
 struct Database {
     module: Module,
@@ -76,16 +78,9 @@ struct Database {
 
 impl Node for Database {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let r = run_condition(
-            &self.module,
-            &self.options,
-            self.transaction,
-            ctx,
-            msg,
-            DATABASE.outputs,
-        )?;
+        let r = run_condition(&self.module, &self.options, self.transaction, ctx, msg)?;
         if r == Some(true) {
-            ctx.propagate(Terminal(1), msg)?;
+            ctx.propagate(FailureOut::Out, msg)?;
         }
         Ok(())
     }
@@ -98,11 +93,10 @@ pub(super) fn run_condition(
     transaction: Transaction,
     ctx: &mut Ctx<'_>,
     msg: &mut Message,
-    outputs: &'static [sluice_node_api::TerminalSpec],
 ) -> Result<Option<bool>, NodeError> {
     let mut env = std::mem::replace(&mut ctx.inv.environment, Tree::new("Environment"));
     let outcome = {
-        let mut host = CtxHost::new(ctx, outputs, transaction);
+        let mut host = CtxHost::new(ctx, transaction);
         let r = module.run(msg, &mut env, &mut host, options);
         let ok = r.is_ok();
         r.and_then(|o| host.finish(ok).map(|_| o))

@@ -5,53 +5,44 @@ use std::sync::Arc;
 
 use sluice_esql::runtime::{Module, ModuleKind, RunOptions};
 use sluice_node_api::{
-    ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeError, NodeExample,
-    NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal, TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
+    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
+    terminals,
 };
 use sluice_tree::xpath::{XPath, XPathContext, XPathError};
 
-use crate::terminals::{FAILURE, IN};
+use super::EsqlProps;
+use crate::terminals::{FAILURE_DOC, In};
+
+terminals! {
+    /// Filter's outputs.
+    pub enum FilterOutput {
+        Failure = "failure": FAILURE_DOC,
+        Unknown = "unknown": "The condition is unknown (NULL).",
+        False = "false": "The condition is false.",
+        True = "true": "The condition is true.",
+    }
+}
+
+properties! {
+    /// Filter's properties.
+    pub struct FilterProps {
+        /// An XPath 1.0 expression, for example `$Body/Parent/First = '1'`. Give this or
+        /// `module`.
+        expression: Option<String>,
+        /// An ESQL FILTER MODULE whose Main returns BOOLEAN. Give this or `expression`.
+        module: Option<String>,
+        ..esql: EsqlProps,
+    }
+}
 
 pub static FILTER: NodeSpec = NodeSpec {
     type_name: "Filter",
     summary: "Evaluates a condition — an XPath `expression` or an ESQL FILTER `module` — and propagates the \
               message unchanged to `true`, `false` or `unknown`.",
-    inputs: &[IN],
-    outputs: &[
-        FAILURE,
-        TerminalSpec {
-            name: "unknown",
-            doc: "The condition is unknown (NULL).",
-        },
-        TerminalSpec {
-            name: "false",
-            doc: "The condition is false.",
-        },
-        TerminalSpec {
-            name: "true",
-            doc: "The condition is true.",
-        },
-    ],
+    inputs: In::SPECS,
+    outputs: FilterOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "expression",
-            kind: PropKind::String,
-            default: None,
-            required: false,
-            doc: "An XPath 1.0 expression, for example `$Body/Parent/First = '1'`. Give this or `module`.",
-        },
-        PropSpec {
-            name: "module",
-            kind: PropKind::String,
-            default: None,
-            required: false,
-            doc: "An ESQL FILTER MODULE whose Main returns BOOLEAN. Give this or `expression`.",
-        },
-        super::USER_PROPERTIES,
-        super::DATASOURCE,
-        super::TRANSACTION,
-    ],
     examples: &[
         NodeExample {
             title: "An XPath expression sends a large order to `true`",
@@ -83,8 +74,12 @@ END MODULE;",
             runs: Runs::Yes,
         },
     ],
-    build: |c, b| {
-        let condition = match (c.opt_str("expression"), c.opt_str("module")) {
+    builder: NodeBuilder::of::<FilterProps>(),
+};
+
+impl BuildNode for FilterProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let condition = match (self.expression.as_deref(), self.module.as_deref()) {
             (Some(src), None) => {
                 let xpath = XPath::compile(src)
                     .map_err(|e| ConfigError::property("expression", format!("{e} in `{src}`")))?;
@@ -95,12 +90,11 @@ END MODULE;",
             }
             (None, Some(name)) => {
                 let module = super::program::module(b, name, ModuleKind::Filter)?;
-                let options = super::compute::run_options(c, b, &module)?;
-                let transaction = super::compute::transaction(c)?;
+                let options = super::compute::run_options(&self.esql, b, &module)?;
                 Condition::Esql {
                     module,
                     options,
-                    transaction,
+                    transaction: self.esql.transaction,
                 }
             }
             (Some(_), Some(_)) => {
@@ -116,8 +110,8 @@ END MODULE;",
             }
         };
         Ok(NodeImpl::Process(Arc::new(Filter { condition })))
-    },
-};
+    }
+}
 
 enum Condition {
     XPath {
@@ -157,19 +151,12 @@ impl Node for Filter {
                 module,
                 options,
                 transaction,
-            } => super::database::run_condition(
-                module,
-                options,
-                *transaction,
-                ctx,
-                msg,
-                FILTER.outputs,
-            )?,
+            } => super::database::run_condition(module, options, *transaction, ctx, msg)?,
         };
         let t = match result {
-            Some(true) => Terminal(3),
-            Some(false) => Terminal(2),
-            None => Terminal(1),
+            Some(true) => FilterOutput::True,
+            Some(false) => FilterOutput::False,
+            None => FilterOutput::Unknown,
         };
         ctx.propagate(t, msg)
     }

@@ -6,31 +6,10 @@ use std::sync::Arc;
 use sluice_esql::runtime::{DatabaseWork, Datasource, Host, PropagateTo, new_unit_of_work};
 use sluice_node_api::{Ctx, ExceptionKind, Message, NodeError, Terminal, Tree};
 
+pub use super::Transaction;
+
 /// Output terminals of ESQL nodes by the number `PROPAGATE TO TERMINAL n` uses.
 const NUMBERED: [&str; 5] = ["out", "out1", "out2", "out3", "out4"];
-
-/// A node's `transaction` property: when its database work commits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transaction {
-    /// With the flow: committed when the invocation completes, rolled back when it fails.
-    Automatic,
-    /// At the end of the node, whatever happens to the flow afterwards.
-    Commit,
-}
-
-impl Transaction {
-    pub fn parse(s: &str) -> Option<Transaction> {
-        match s {
-            "automatic" => Some(Transaction::Automatic),
-            "commit" => Some(Transaction::Commit),
-            _ => None,
-        }
-    }
-}
-
-/// The unit-of-work number of a flow invocation, kept in the invocation's slots so that every
-/// node of the invocation joins the same database transaction.
-struct InvocationUnit(u64);
 
 fn database_error(text: String) -> NodeError {
     NodeError::new(ExceptionKind::Database, 2321, text)
@@ -38,22 +17,15 @@ fn database_error(text: String) -> NodeError {
 
 pub struct CtxHost<'c, 'a> {
     pub ctx: &'c mut Ctx<'a>,
-    /// The node's output terminals, by name, in declaration order.
-    pub outputs: &'static [sluice_node_api::TerminalSpec],
     pub transaction: Transaction,
     /// `transaction: commit`: the node's own unit of work, once it touched the database.
     own: Option<(u64, Arc<Datasource>)>,
 }
 
 impl<'c, 'a> CtxHost<'c, 'a> {
-    pub fn new(
-        ctx: &'c mut Ctx<'a>,
-        outputs: &'static [sluice_node_api::TerminalSpec],
-        transaction: Transaction,
-    ) -> CtxHost<'c, 'a> {
+    pub fn new(ctx: &'c mut Ctx<'a>, transaction: Transaction) -> CtxHost<'c, 'a> {
         CtxHost {
             ctx,
-            outputs,
             transaction,
             own: None,
         }
@@ -73,13 +45,9 @@ impl<'c, 'a> CtxHost<'c, 'a> {
     }
 
     fn terminal(&self, name: &str) -> Result<Terminal, NodeError> {
-        self.outputs
-            .iter()
-            .position(|t| t.name == name)
-            .map(|i| Terminal(i as u16))
-            .ok_or_else(|| {
-                NodeError::recoverable(format!("PROPAGATE to unknown terminal '{name}'"))
-            })
+        self.ctx.terminal_named(name).ok_or_else(|| {
+            NodeError::recoverable(format!("PROPAGATE to unknown terminal '{name}'"))
+        })
     }
 }
 
@@ -128,19 +96,15 @@ impl Host for CtxHost<'_, '_> {
     fn join_database(&mut self, db: &Arc<Datasource>) -> Result<(), NodeError> {
         match self.transaction {
             Transaction::Automatic => {
-                let unit = match self.ctx.inv.get_mut::<InvocationUnit>() {
-                    Some(u) => u.0,
-                    None => {
-                        let u = new_unit_of_work();
-                        self.ctx.inv.insert(InvocationUnit(u));
-                        u
-                    }
-                };
-                if db.begin(unit).map_err(database_error)? {
-                    self.ctx
-                        .inv
-                        .enlist(Box::new(DatabaseWork::new(db.clone(), unit)));
-                }
+                // One transaction per datasource and invocation, whichever node begins it.
+                self.ctx
+                    .inv
+                    .unit_of_work
+                    .get_or_join(db.name(), || {
+                        let unit = new_unit_of_work();
+                        db.begin(unit).map(|_| DatabaseWork::new(db.clone(), unit))
+                    })
+                    .map_err(database_error)?;
             }
             Transaction::Commit => {
                 if self.own.is_none() {

@@ -26,30 +26,29 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
 #[cfg(test)]
 mod tests;
 
-/// `user_properties`: the values of a module's `DECLARE … EXTERNAL` variables.
-const USER_PROPERTIES: sluice_node_api::PropSpec = sluice_node_api::PropSpec {
-    name: "user_properties",
-    kind: sluice_node_api::PropKind::StringMap,
-    default: None,
-    required: false,
-    doc: "Values of the module's `DECLARE … EXTERNAL` variables.",
-};
+use sluice_node_api::{StringMap, properties, property_enum};
 
-/// `transaction`: when the node's database work commits.
-const TRANSACTION: sluice_node_api::PropSpec = sluice_node_api::PropSpec {
-    name: "transaction",
-    kind: sluice_node_api::PropKind::Enum(&["automatic", "commit"]),
-    default: Some("automatic"),
-    required: false,
-    doc: "When the node's database work commits: `automatic` with the flow's unit of work (committed when the \
-          flow completes, rolled back when it fails), `commit` at the end of this node whatever happens after.",
-};
+property_enum! {
+    /// When an ESQL node's database work commits.
+    pub enum Transaction {
+        /// With the flow: committed when the invocation completes, rolled back when it fails.
+        Automatic = "automatic",
+        /// At the end of the node, whatever happens to the flow afterwards.
+        Commit = "commit",
+    }
+}
 
-/// `datasource`: the database of the `Database` correlation name.
-const DATASOURCE: sluice_node_api::PropSpec = sluice_node_api::PropSpec {
-    name: "datasource",
-    kind: sluice_node_api::PropKind::String,
-    default: None,
-    required: false,
-    doc: "An SQLite database file (relative to the project) or `:memory:`, for the Database correlation name.",
-};
+properties! {
+    /// What every ESQL node takes besides its module.
+    pub struct EsqlProps {
+        /// Values of the module's `DECLARE … EXTERNAL` variables.
+        user_properties: StringMap = "{}",
+        /// An SQLite database file (relative to the project) or `:memory:`, for the Database
+        /// correlation name.
+        datasource: Option<String>,
+        /// When the node's database work commits: `automatic` with the flow's unit of work
+        /// (committed when the flow completes, rolled back when it fails), `commit` at the end of
+        /// this node whatever happens after.
+        transaction: Transaction = "automatic",
+    }
+}

@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use sluice_flow::{Flow, Registry, load_flow};
 use sluice_node_api::{
-    Ctx, InputNode, InstanceRunner, Invocation, Message, Node, NodeError, NodeImpl, NodeSpec,
-    PropKind, PropSpec, Terminal, TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, InputNode, InstanceRunner, Invocation, Message,
+    Node, NodeBuilder, NodeError, NodeImpl, NodeSpec, Services, Terminal, Terminals, properties,
+    terminals,
 };
 use sluice_parsers::xmlnsc;
 
@@ -34,14 +35,14 @@ impl InputNode for Source {
             Arc::new(xmlnsc::XmlnscParser::default()),
         );
         // As the transport input nodes do: the unit of work follows the flow's outcome.
-        match runner.invoke(&mut inv, Terminal(0), &mut msg) {
+        match runner.invoke(&mut inv, Out::Out.into(), &mut msg) {
             Ok(()) => {
-                if let Err(e) = inv.commit() {
+                if let Err(e) = inv.unit_of_work.commit() {
                     log(format!("commit failed: {e}"));
                 }
             }
             Err(e) => {
-                inv.rollback();
+                inv.unit_of_work.rollback();
                 log(format!("error: {}", e.exception.describe()));
             }
         }
@@ -76,49 +77,60 @@ impl Node for Capture {
     }
 }
 
-const IN: TerminalSpec = TerminalSpec {
-    name: "in",
-    doc: "",
-};
-const OUT: TerminalSpec = TerminalSpec {
-    name: "out",
-    doc: "",
-};
+terminals! {
+    enum In {
+        In = "in": "",
+    }
+}
+
+terminals! {
+    enum Out {
+        Out = "out": "",
+    }
+}
+
+properties! {
+    struct SourceProps {
+        body: String,
+    }
+}
+
+properties! {
+    struct CaptureProps {}
+}
+
+impl BuildNode for SourceProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Input(Arc::new(Source { body: self.body })))
+    }
+}
+
+impl BuildNode for CaptureProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Capture {
+            name: b.label.to_string(),
+        })))
+    }
+}
 
 static SOURCE: NodeSpec = NodeSpec {
     type_name: "Source",
     summary: "",
     inputs: &[],
-    outputs: &[OUT],
+    outputs: Out::SPECS,
     dynamic_outputs: false,
-    properties: &[PropSpec {
-        name: "body",
-        kind: PropKind::String,
-        default: None,
-        required: true,
-        doc: "",
-    }],
     examples: &[],
-    build: |c, _| {
-        Ok(NodeImpl::Input(Arc::new(Source {
-            body: c.str("body").to_string(),
-        })))
-    },
+    builder: NodeBuilder::of::<SourceProps>(),
 };
 
 static CAPTURE: NodeSpec = NodeSpec {
     type_name: "Capture",
     summary: "",
-    inputs: &[IN],
+    inputs: In::SPECS,
     outputs: &[],
     dynamic_outputs: false,
-    properties: &[],
     examples: &[],
-    build: |_, b| {
-        Ok(NodeImpl::Process(Arc::new(Capture {
-            name: b.label.to_string(),
-        })))
-    },
+    builder: NodeBuilder::of::<CaptureProps>(),
 };
 
 /// Run `flow` once in a project whose `esql/main.esql` is `esql`; return the log.
@@ -144,7 +156,8 @@ fn run_then(esql: &str, flow: &str, after: &dyn Fn(&std::path::Path)) -> Vec<Str
     r.register(&CAPTURE);
     super::register(&mut |s| r.register(s));
     let def = load_flow("t.yaml", flow, &r).unwrap_or_else(|e| panic!("{}", e[0]));
-    let f = Arc::new(Flow::build(&def, &dir, &()).unwrap_or_else(|e| panic!("{}", e[0])));
+    let f =
+        Arc::new(Flow::build(&def, &dir, &Services::none()).unwrap_or_else(|e| panic!("{}", e[0])));
     LOG.lock().unwrap_or_else(|e| e.into_inner()).clear();
     f.start().stop();
     after(&dir);
@@ -231,7 +244,7 @@ fn unknown_module_is_a_build_error() {
     super::register(&mut |s| r.register(s));
     let def = load_flow("t.yaml", "nodes:\n  s: { type: Source, body: '<a/>', wires: { out: [c] } }\n  c: { type: Compute, module: Nope }\n", &r)
         .unwrap_or_else(|e| panic!("{}", e[0]));
-    let err = Flow::build(&def, &dir, &())
+    let err = Flow::build(&def, &dir, &Services::none())
         .err()
         .map(|e| e[0].to_string())
         .unwrap_or_default();

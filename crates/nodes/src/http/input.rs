@@ -5,18 +5,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use sluice_node_api::http_listener::{HttpRequest, HttpResponse, HttpRouter, RequestQueue};
 use sluice_node_api::{
-    BuildContext, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner, Invocation,
-    Message, NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs,
-    Terminal,
+    BuildContext, BuildNode, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner,
+    Invocation, Message, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Resource,
+    ResourceError, Runs, Terminal, Terminals, properties,
 };
 use sluice_tree::{Text, Tree, Value, field_type};
 
-use super::queue::RequestQueue;
-use super::router::{HttpRequest, HttpResponse, HttpRouter};
-use crate::Services;
-use crate::domains::{self, BodyParsing};
-use crate::terminals::{CATCH, FAILURE, OUT};
+use crate::domains::{BodyParsing, BodyParsingProps};
+use crate::terminals::InputOutputs;
 
 pub static HTTP_INPUT: NodeSpec = NodeSpec {
     type_name: "HTTPInput",
@@ -24,20 +22,8 @@ pub static HTTP_INPUT: NodeSpec = NodeSpec {
               `Root.HTTPInputHeader`, the body is parsed in the chosen domain, and the request stays open \
               until an HTTPReply node answers it.",
     inputs: &[],
-    outputs: &[FAILURE, OUT, CATCH],
+    outputs: InputOutputs::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "path",
-            kind: PropKind::String,
-            default: None,
-            required: true,
-            doc: "The URL path served, such as `/orders`; a trailing `*` serves every path below it.",
-        },
-        domains::DOMAIN,
-        domains::PARSE_TIMING,
-        domains::OPAQUE_ELEMENTS,
-    ],
     examples: &[NodeExample {
         title: "A POST to `/orders` starts the flow with the request body",
         properties: "path: /orders, domain: XMLNSC",
@@ -47,17 +33,37 @@ pub static HTTP_INPUT: NodeSpec = NodeSpec {
         outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
         runs: Runs::No("only an HTTP request to the server's listener starts it."),
     }],
-    build: build_http_input,
+    builder: NodeBuilder::of::<HttpInputProps>(),
 };
 
-const T_FAILURE: Terminal = Terminal(0);
-const T_OUT: Terminal = Terminal(1);
-const T_CATCH: Terminal = Terminal(2);
+properties! {
+    /// HTTPInput's properties.
+    pub struct HttpInputProps {
+        /// The URL path served, such as `/orders`; a trailing `*` serves every path below it.
+        path: String,
+        ..parsing: BodyParsingProps,
+    }
+}
 
-/// The open request of an invocation, answered by HTTPReply.
+/// The open request of an invocation, answered by HTTPReply. It holds no work to commit; it
+/// is in the unit of work so that HTTPReply finds it, and HTTPInput answers it when the flow
+/// ended without a reply.
 pub struct PendingReply {
     pub id: u64,
     pub sender: tokio::sync::oneshot::Sender<HttpResponse>,
+}
+
+impl PendingReply {
+    /// Its key in the unit of work: one request per invocation.
+    pub const KEY: &str = "http";
+}
+
+impl Resource for PendingReply {
+    fn commit(&mut self) -> Result<(), ResourceError> {
+        Ok(())
+    }
+
+    fn rollback(&mut self) {}
 }
 
 struct HttpInput {
@@ -70,15 +76,21 @@ struct HttpInput {
     parsing: BodyParsing,
 }
 
-fn build_http_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-    let path = c.str("path");
+impl BuildNode for HttpInputProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        build_http_input(self, b)
+    }
+}
+
+fn build_http_input(c: HttpInputProps, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+    let path = c.path.as_str();
     if !path.starts_with('/') {
         return Err(
             ConfigError::property("path", format!("`{path}` is not a URL path"))
                 .with_hint("paths start with `/`"),
         );
     }
-    let services = Services::from_build(b)?;
+    let services = b.services;
     let (queue, owner) = services.http.queue();
     Ok(NodeImpl::Input(Arc::new(HttpInput {
         flow: b.flow.to_string(),
@@ -87,7 +99,7 @@ fn build_http_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, Config
         router: Arc::clone(&services.http),
         queue,
         owner,
-        parsing: BodyParsing::from_config(c)?,
+        parsing: BodyParsing::from_props(&c.parsing)?,
     })))
 }
 
@@ -147,7 +159,8 @@ impl HttpInput {
             .and_then(|_| header_tree(&mut msg.root, &req))
             .and_then(|_| set_request_identifier(&mut msg.local_environment, id));
         let HttpRequest { body, reply, .. } = req;
-        inv.insert(PendingReply { id, sender: reply });
+        inv.unit_of_work
+            .join(PendingReply::KEY, PendingReply { id, sender: reply });
         let result = built.and_then(|_| {
             self.parsing
                 .attach(&mut msg.root, body)
@@ -159,40 +172,41 @@ impl HttpInput {
             Err(mut e) => {
                 e.exception.label.clone_from(&self.label);
                 e.exception.node_type = "HTTPInput".into();
-                self.input_failed(runner, &mut inv, &mut msg, e, T_FAILURE)
+                self.input_failed(runner, &mut inv, &mut msg, e, InputOutputs::Failure)
             }
-            Ok(()) => match runner.invoke(&mut inv, T_OUT, &mut msg) {
+            Ok(()) => match runner.invoke(&mut inv, InputOutputs::Out.into(), &mut msg) {
                 Ok(()) => Ok(()),
-                Err(e) => self.input_failed(runner, &mut inv, &mut msg, e, T_CATCH),
+                Err(e) => self.input_failed(runner, &mut inv, &mut msg, e, InputOutputs::Catch),
             },
         };
+        // The request is taken out first, so that it can still be answered whatever the rest
+        // of the unit of work does.
+        let pending = inv.unit_of_work.leave::<PendingReply>(PendingReply::KEY);
         match result {
-            Ok(()) => {
-                if let Err(e) = inv.commit() {
-                    reply_error(
-                        &mut inv,
-                        500,
-                        &format!("the unit of work failed to commit: {e}"),
-                    );
-                }
-                reply_error(
-                    &mut inv,
+            Ok(()) => match inv.unit_of_work.commit() {
+                Err(e) => reply_error(
+                    pending,
+                    500,
+                    &format!("the unit of work failed to commit: {e}"),
+                ),
+                Ok(()) => reply_error(
+                    pending,
                     500,
                     &format!(
                         "flow '{}' completed without replying (no HTTPReply node was reached)",
                         self.flow
                     ),
-                );
-            }
+                ),
+            },
             Err(e) => {
-                inv.rollback();
+                inv.unit_of_work.rollback();
                 tracing::warn!(error = %e, flow = %self.flow, "Message processing failed.");
                 let status = if e.exception.kind == sluice_node_api::ExceptionKind::Parser {
                     400
                 } else {
                     500
                 };
-                reply_error(&mut inv, status, &e.exception.describe());
+                reply_error(pending, status, &e.exception.describe());
             }
         }
     }
@@ -204,8 +218,9 @@ impl HttpInput {
         inv: &mut Invocation,
         msg: &mut Message,
         e: NodeError,
-        terminal: Terminal,
+        terminal: InputOutputs,
     ) -> Result<(), NodeError> {
+        let terminal: Terminal = terminal.into();
         if !runner.is_wired(terminal) {
             return Err(e);
         }
@@ -234,9 +249,9 @@ fn set_request_identifier(le: &mut Tree, id: u64) -> Result<(), NodeError> {
     Ok(())
 }
 
-/// Answer the pending request with an error, if it is still pending.
-fn reply_error(inv: &mut Invocation, status: u16, text: &str) {
-    if let Some(p) = inv.take::<PendingReply>() {
+/// Answer the request with an error, if it is still pending.
+fn reply_error(pending: Option<PendingReply>, status: u16, text: &str) {
+    if let Some(p) = pending {
         let _ = p.sender.send(HttpResponse::error(status, text));
     }
 }

@@ -3,41 +3,25 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use sluice_node_api::http_listener::HttpResponse;
 use sluice_node_api::{
-    Ctx, ExampleInput, ExampleOutcome, Message, Node, NodeError, NodeExample, NodeImpl, NodeSpec,
-    PropKind, PropSpec, Runs, Terminal,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
+    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
 };
 use sluice_tree::Value;
 
 use super::input::PendingReply;
-use super::router::HttpResponse;
 use crate::domains::serialize_body;
-use crate::terminals::{FAILURE, IN, OUT};
+use crate::terminals::{FailureOut, In};
 
 pub static HTTP_REPLY: NodeSpec = NodeSpec {
     type_name: "HTTPReply",
     summary: "Sends the message body, serialised in its domain, as the response to the request that started \
               the invocation. Headers come from `Root.HTTPReplyHeader` when present; the status from \
               `LocalEnvironment.Destination.HTTP.ReplyStatusCode`, else the `status` property.",
-    inputs: &[IN],
-    outputs: &[FAILURE, OUT],
+    inputs: In::SPECS,
+    outputs: FailureOut::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "status",
-            kind: PropKind::Integer,
-            default: Some("200"),
-            required: false,
-            doc: "The HTTP status when the LocalEnvironment does not set one.",
-        },
-        PropSpec {
-            name: "ignore_transport_failures",
-            kind: PropKind::Boolean,
-            default: Some("true"),
-            required: false,
-            doc: "Whether a client that went away is ignored rather than raised as an exception.",
-        },
-    ],
     examples: &[
         NodeExample {
             title: "The body answers the request that started the flow, then goes on to `out`",
@@ -63,20 +47,33 @@ pub static HTTP_REPLY: NodeSpec = NodeSpec {
             runs: Runs::Yes,
         },
     ],
-    build: |c, _| {
-        let status = c.int("status");
-        if !(100..=599).contains(&status) {
-            return Err(sluice_node_api::ConfigError::property(
-                "status",
-                format!("{status} is not an HTTP status"),
-            ));
-        }
-        Ok(NodeImpl::Process(Arc::new(HttpReply {
-            status: status as u16,
-            ignore_failures: c.bool("ignore_transport_failures"),
-        })))
-    },
+    builder: NodeBuilder::of::<HttpReplyProps>(),
 };
+
+properties! {
+    /// HTTPReply's properties.
+    pub struct HttpReplyProps {
+        /// The HTTP status when the LocalEnvironment does not set one.
+        status: u32 = "200",
+        /// Whether a client that went away is ignored rather than raised as an exception.
+        ignore_transport_failures: bool = "true",
+    }
+}
+
+impl BuildNode for HttpReplyProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let status = u16::try_from(self.status)
+            .ok()
+            .filter(|s| (100..=599).contains(s))
+            .ok_or_else(|| {
+                ConfigError::property("status", format!("{} is not an HTTP status", self.status))
+            })?;
+        Ok(NodeImpl::Process(Arc::new(HttpReply {
+            status,
+            ignore_failures: self.ignore_transport_failures,
+        })))
+    }
+}
 
 struct HttpReply {
     status: u16,
@@ -135,7 +132,11 @@ impl Node for HttpReply {
         }
         let status = status_override(msg)?.unwrap_or(self.status);
         // Taken only now, so that an error above is answered by the input node.
-        let Some(pending) = ctx.inv.take::<PendingReply>() else {
+        let Some(pending) = ctx
+            .inv
+            .unit_of_work
+            .leave::<PendingReply>(PendingReply::KEY)
+        else {
             return Err(NodeError::recoverable(
                 "there is no HTTP request to reply to (it was answered already, or no HTTPInput started this invocation)",
             ));
@@ -156,6 +157,6 @@ impl Node for HttpReply {
                 "the HTTP client closed the connection before the reply was sent",
             ));
         }
-        ctx.propagate(Terminal(1), msg)
+        ctx.propagate(FailureOut::Out, msg)
     }
 }

@@ -15,57 +15,52 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind, Message, Node,
-    NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
-    TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind,
+    Message, Node, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal,
+    Terminals, properties, property_enum, terminals,
 };
 use sluice_tree::{Position, Text, Value, field_type};
 
-use crate::Services;
-use crate::domains::{self, BodyParsing, serialize_body};
-use crate::terminals::{FAILURE, IN, OUT};
+use crate::domains::{BodyParsing, BodyParsingProps, serialize_body};
+use crate::terminals::{FAILURE_DOC, In, OUT_DOC};
+
+terminals! {
+    /// HTTPRequest's outputs.
+    pub enum HttpRequestOutput {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": OUT_DOC,
+        Error = "error": "The service answered with a status of 400 or more.",
+    }
+}
+
+property_enum! {
+    /// The HTTP method of a request.
+    pub enum HttpMethod {
+        Post = "POST", Get = "GET", Put = "PUT", Delete = "DELETE", Patch = "PATCH", Head = "HEAD",
+    }
+}
+
+properties! {
+    /// HTTPRequest's properties.
+    pub struct HttpRequestProps {
+        /// The service's URL (http:// or https://).
+        url: String,
+        /// The HTTP method.
+        method: HttpMethod = "POST",
+        /// How long to wait for the whole response.
+        timeout_secs: u64 = "120",
+        ..parsing: BodyParsingProps,
+    }
+}
 
 pub static HTTP_REQUEST: NodeSpec = NodeSpec {
     type_name: "HTTPRequest",
     summary: "Sends the message body to an HTTP service and propagates its response: the response headers in \
               `Root.HTTPResponseHeader`, the body parsed in the chosen domain. A response with a status of 400 \
               or more goes to `error`. `LocalEnvironment.Destination.HTTP.RequestURL` overrides the URL.",
-    inputs: &[IN],
-    outputs: &[
-        FAILURE,
-        OUT,
-        TerminalSpec {
-            name: "error",
-            doc: "The service answered with a status of 400 or more.",
-        },
-    ],
+    inputs: In::SPECS,
+    outputs: HttpRequestOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "url",
-            kind: PropKind::String,
-            default: None,
-            required: true,
-            doc: "The service's URL (http:// or https://).",
-        },
-        PropSpec {
-            name: "method",
-            kind: PropKind::Enum(&["POST", "GET", "PUT", "DELETE", "PATCH", "HEAD"]),
-            default: Some("POST"),
-            required: false,
-            doc: "The HTTP method.",
-        },
-        PropSpec {
-            name: "timeout_secs",
-            kind: PropKind::Integer,
-            default: Some("120"),
-            required: false,
-            doc: "How long to wait for the whole response.",
-        },
-        domains::DOMAIN,
-        domains::PARSE_TIMING,
-        domains::OPAQUE_ELEMENTS,
-    ],
     examples: &[
         NodeExample {
             title: "The service's response continues the flow in place of the request",
@@ -89,8 +84,14 @@ pub static HTTP_REQUEST: NodeSpec = NodeSpec {
             runs: Runs::Yes,
         },
     ],
-    build: build_http_request,
+    builder: NodeBuilder::of::<HttpRequestProps>(),
 };
+
+impl BuildNode for HttpRequestProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        build_http_request(self, b)
+    }
+}
 
 type HttpsClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
@@ -103,8 +104,8 @@ struct HttpRequestNode {
     runtime: tokio::runtime::Handle,
 }
 
-fn build_http_request(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-    let url = c.str("url").to_string();
+fn build_http_request(c: HttpRequestProps, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+    let url = c.url;
     if url
         .parse::<hyper::Uri>()
         .ok()
@@ -116,11 +117,11 @@ fn build_http_request(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, Conf
             format!("`{url}` is not an http:// or https:// URL"),
         ));
     }
-    let timeout = c.int("timeout_secs");
-    if timeout <= 0 {
+    let timeout = c.timeout_secs;
+    if timeout == 0 {
         return Err(ConfigError::property("timeout_secs", "must be at least 1"));
     }
-    let services = Services::from_build(b)?;
+    let runtime = b.services.runtime()?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -141,10 +142,10 @@ fn build_http_request(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, Conf
     Ok(NodeImpl::Process(Arc::new(HttpRequestNode {
         client,
         url,
-        method: c.str("method").parse().unwrap_or(hyper::Method::POST),
-        timeout: Duration::from_secs(timeout as u64),
-        parsing: BodyParsing::from_config(c)?,
-        runtime: services.runtime.clone(),
+        method: c.method.word().parse().unwrap_or(hyper::Method::POST),
+        timeout: Duration::from_secs(timeout),
+        parsing: BodyParsing::from_props(&c.parsing)?,
+        runtime,
     })))
 }
 
@@ -250,7 +251,7 @@ impl HttpRequestNode {
                 .iter()
                 .map(|(n, v)| {
                     (
-                        crate::http::canonical_header(n.as_str()),
+                        sluice_node_api::http_listener::canonical_header(n.as_str()),
                         Bytes::copy_from_slice(v.as_bytes()),
                     )
                 })
@@ -314,7 +315,7 @@ impl Node for HttpRequestNode {
         let status = answer.status;
         let mut out = self.response_message(msg, answer)?;
         if status >= 400 {
-            let error = Terminal(2);
+            let error = HttpRequestOutput::Error;
             if !ctx.is_wired(error) {
                 return Err(NodeError::new(
                     ExceptionKind::Socket,
@@ -324,6 +325,6 @@ impl Node for HttpRequestNode {
             }
             return ctx.propagate(error, &mut out);
         }
-        ctx.propagate(Terminal(1), &mut out)
+        ctx.propagate(HttpRequestOutput::Out, &mut out)
     }
 }

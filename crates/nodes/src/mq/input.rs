@@ -25,62 +25,24 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sluice_node_api::{
-    BuildContext, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner, Invocation,
-    NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
+    BuildContext, BuildNode, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner,
+    Invocation, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminals,
+    properties, property_enum,
 };
 use sluice_qm::{GetOptions, InputHandle, QueueManager, UnitOfWork};
 
-use super::MqTransaction;
+use super::QueueWork;
 use super::headers;
-use crate::Services;
-use crate::domains::{self, BodyParsing};
-use crate::terminals::{CATCH, FAILURE, OUT};
+use crate::domains::{BodyParsing, BodyParsingProps};
+use crate::terminals::InputOutputs;
 
 pub static MQ_INPUT: NodeSpec = NodeSpec {
     type_name: "MQInput",
     summary: "Takes each message from a queue, with `Root.MQMD` (and `Root.MQRFH2` for properties) and the \
               body parsed in the chosen domain, and propagates it; commits or backs out per the transaction mode.",
     inputs: &[],
-    outputs: &[FAILURE, OUT, CATCH],
+    outputs: InputOutputs::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "queue",
-            kind: PropKind::String,
-            default: None,
-            required: true,
-            doc: "The input queue.",
-        },
-        PropSpec {
-            name: "transaction_mode",
-            kind: PropKind::Enum(&["yes", "no", "automatic"]),
-            default: Some("yes"),
-            required: false,
-            doc: "`yes`: the get and the flow's queue work commit together; `no`: the message is removed on \
-                  read; `automatic`: transactional for persistent messages.",
-        },
-        PropSpec {
-            name: "commit_count",
-            kind: PropKind::Integer,
-            default: Some("1"),
-            required: false,
-            doc: "Messages processed under one unit of work before it is committed (the product's \
-                  Commit count). It is committed sooner when the queue has no message ready or an \
-                  invocation used a database; a failure backs out the whole batch.",
-        },
-        PropSpec {
-            name: "commit_interval_ms",
-            kind: PropKind::Integer,
-            default: Some("0"),
-            required: false,
-            doc: "With `commit_count` above 1, how long a batch waits for more messages before it \
-                  is committed (the product's Commit interval); 0 commits as soon as the queue has \
-                  no message ready.",
-        },
-        domains::DOMAIN,
-        domains::PARSE_TIMING,
-        domains::OPAQUE_ELEMENTS,
-    ],
     examples: &[NodeExample {
         title: "Each message put on `ORDERS.IN` starts the flow",
         properties: "queue: ORDERS.IN, domain: XMLNSC",
@@ -90,18 +52,32 @@ pub static MQ_INPUT: NodeSpec = NodeSpec {
         outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
         runs: Runs::No("only a message arriving on its queue starts it."),
     }],
-    build: build_mq_input,
+    builder: NodeBuilder::of::<MqInputProps>(),
 };
 
-const T_FAILURE: Terminal = Terminal(0);
-const T_OUT: Terminal = Terminal(1);
-const T_CATCH: Terminal = Terminal(2);
+property_enum! {
+    /// MQInput's transaction mode.
+    pub enum Mode { Yes = "yes", No = "no", Automatic = "automatic" }
+}
 
-#[derive(Clone, Copy, PartialEq)]
-enum Mode {
-    Yes,
-    No,
-    Automatic,
+properties! {
+    /// MQInput's properties.
+    pub struct MqInputProps {
+        /// The input queue.
+        queue: String,
+        /// `yes`: the get and the flow's queue work commit together; `no`: the message is
+        /// removed on read; `automatic`: transactional for persistent messages.
+        transaction_mode: Mode = "yes",
+        /// Messages processed under one unit of work before it is committed (the product's
+        /// Commit count). It is committed sooner when the queue has no message ready or an
+        /// invocation used a database; a failure backs out the whole batch.
+        commit_count: u32 = "1",
+        /// With `commit_count` above 1, how long a batch waits for more messages before it is
+        /// committed (the product's Commit interval); 0 commits as soon as the queue has no
+        /// message ready.
+        commit_interval_ms: u64 = "0",
+        ..parsing: BodyParsingProps,
+    }
 }
 
 struct MqInput {
@@ -133,34 +109,34 @@ struct Batch {
     started: Instant,
 }
 
-fn build_mq_input(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-    let qm = Services::from_build(b)?.queue_manager()?;
-    let queue = c.str("queue").to_string();
+impl BuildNode for MqInputProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        build_mq_input(self, b)
+    }
+}
+
+fn build_mq_input(c: MqInputProps, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+    let qm = b.services.queue_manager()?;
+    let queue = c.queue;
     qm.queue_def(&queue).map_err(|e| {
         ConfigError::property("queue", e.to_string())
             .with_hint("define the queue in sluice.yaml under `queues`")
     })?;
-    let commit_count = u32::try_from(c.int("commit_count"))
-        .ok()
-        .filter(|n| *n >= 1)
-        .ok_or_else(|| ConfigError::property("commit_count", "must be a whole number from 1"))?;
-    let commit_interval = u64::try_from(c.int("commit_interval_ms"))
-        .map(Duration::from_millis)
-        .map_err(|_| ConfigError::property("commit_interval_ms", "must not be negative"))?;
-    let mode = match c.str("transaction_mode") {
-        "no" => Mode::No,
-        "automatic" => Mode::Automatic,
-        _ => Mode::Yes,
-    };
+    if c.commit_count == 0 {
+        return Err(ConfigError::property(
+            "commit_count",
+            "must be a whole number from 1",
+        ));
+    }
     Ok(NodeImpl::Input(Arc::new(MqInput {
         flow: b.flow.to_string(),
         label: b.label.to_string(),
         queue,
-        mode,
+        mode: c.transaction_mode,
         qm,
-        parsing: BodyParsing::from_config(c)?,
-        commit_count,
-        commit_interval,
+        parsing: BodyParsing::from_props(&c.parsing)?,
+        commit_count: c.commit_count,
+        commit_interval: Duration::from_millis(c.commit_interval_ms),
         open: std::sync::Mutex::new(None),
         failures: std::sync::Mutex::new(HashMap::new()),
     })))
@@ -254,7 +230,7 @@ impl MqInput {
         let msg_id = m.md.msg_id;
         let mut inv = Invocation::new();
         if let Some(u) = uow {
-            inv.insert(MqTransaction(u));
+            inv.unit_of_work.join(QueueWork::KEY, QueueWork::new(u));
         }
         // A body that does not parse (parse timing immediate or complete) is this node's
         // failure: the message, its body as BLOB, goes to the failure terminal, or is backed
@@ -293,18 +269,23 @@ impl MqInput {
         } else if let Some(e) = parse_error {
             self.fail(runner, &mut inv, &mut msg, e)
         } else {
-            match runner.invoke(&mut inv, T_OUT, &mut msg) {
-                Err(e) if runner.is_wired(T_CATCH) => e
+            match runner.invoke(&mut inv, InputOutputs::Out.into(), &mut msg) {
+                Err(e) if runner.is_wired(InputOutputs::Catch.into()) => e
                     .exception
                     .write_to(&mut msg.exception_list)
                     .map_err(NodeError::from)
-                    .and_then(|_| runner.invoke(&mut inv, T_CATCH, &mut msg)),
+                    .and_then(|_| runner.invoke(&mut inv, InputOutputs::Catch.into(), &mut msg)),
                 r => r,
             }
         };
         // Another resource's transaction is not held open across messages: the batch is
         // committed with it.
-        let with_others = inv.has_participants();
+        let with_others = inv.unit_of_work.len()
+            > usize::from(
+                inv.unit_of_work
+                    .get_mut::<QueueWork>(QueueWork::KEY)
+                    .is_some(),
+            );
         let end = End {
             backed_out: original,
             boq: &boq,
@@ -338,13 +319,13 @@ impl MqInput {
     ) -> Result<(), NodeError> {
         e.exception.label.clone_from(&self.label);
         e.exception.node_type = "MQInput".into();
-        if !runner.is_wired(T_FAILURE) {
+        if !runner.is_wired(InputOutputs::Failure.into()) {
             return Err(e);
         }
         e.exception
             .write_to(&mut msg.exception_list)
             .map_err(NodeError::from)
-            .and_then(|_| runner.invoke(inv, T_FAILURE, msg))
+            .and_then(|_| runner.invoke(inv, InputOutputs::Failure.into(), msg))
     }
 
     fn remember_failure(&self, msg_id: sluice_qm::MsgId, why: String) {
@@ -379,17 +360,27 @@ impl MqInput {
         result: Result<(), NodeError>,
         end: End<'_>,
     ) -> Option<UnitOfWork> {
-        let uow = inv.take::<MqTransaction>().map(|t| t.0);
+        // The queue work is this node's to end (it may go on with the next message of a batch):
+        // the invocation's other resources are ended here.
+        let uow = inv
+            .unit_of_work
+            .leave::<QueueWork>(QueueWork::KEY)
+            .and_then(QueueWork::into_inner);
         let e = match result {
             Ok(()) => {
-                if let Err(e) = inv.commit() {
-                    tracing::error!(error = %e, flow = %self.flow, "Failed to commit the invocation's resources.");
+                match inv.unit_of_work.commit() {
+                    Ok(()) => return uow,
+                    Err(e) => {
+                        // What the flow did elsewhere did not commit: the message is backed
+                        // out and comes again.
+                        tracing::error!(error = %e, flow = %self.flow, "Failed to commit the invocation's resources.");
+                        NodeError::recoverable(e.to_string())
+                    }
                 }
-                return uow;
             }
             Err(e) => e,
         };
-        inv.rollback();
+        inv.unit_of_work.rollback();
         match (uow, end.backed_out) {
             // A poison message: to the backout queue in the same unit of work, else (none, or
             // it refuses) to the dead-letter queue; then its removal is committed.

@@ -5,40 +5,75 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind, Message, Node,
-    NodeConfig, NodeError, NodeExample, NodeImpl, NodeSpec, PropKind, PropSpec, Runs, Terminal,
-    TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind,
+    Message, Node, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal,
+    Terminals, properties, property_enum, terminals,
 };
 use sluice_qm::{GetOptions, Persistence, PutOptions, QueueManager, msg_type};
 use sluice_tree::{Text, Value, field_type};
 
-use super::MqTransaction;
+use super::QueueWork;
 use super::headers;
-use crate::Services;
-use crate::domains::{self, BodyParsing, serialize_body};
-use crate::terminals::{FAILURE, IN, OUT};
+use crate::domains::{BodyParsing, BodyParsingProps, serialize_body};
+use crate::terminals::{FAILURE_DOC, FailureOut, In, OUT_DOC};
 
-const PERSISTENCE: PropSpec = PropSpec {
-    name: "persistence",
-    kind: PropKind::Enum(&[
-        "as_input",
-        "persistent",
-        "not_persistent",
-        "as_queue_default",
-    ]),
-    default: Some("as_input"),
-    required: false,
-    doc: "The persistence of the message put: as `Root.MQMD.Persistence` says, or forced.",
-};
+property_enum! {
+    /// The persistence of a message an output node puts.
+    pub enum PersistenceProperty {
+        AsInput = "as_input",
+        Persistent = "persistent",
+        NotPersistent = "not_persistent",
+        AsQueueDefault = "as_queue_default",
+    }
+}
 
-const TRANSACTION: PropSpec = PropSpec {
-    name: "transaction_mode",
-    kind: PropKind::Enum(&["automatic", "yes", "no"]),
-    default: Some("automatic"),
-    required: false,
-    doc: "`automatic` and `yes`: inside the invocation's unit of work when it has one (a flow started by a \
-          transactional MQInput), else put at once; `no`: put at once, outside any unit of work.",
-};
+property_enum! {
+    /// Whether a queue node's operation joins the invocation's unit of work.
+    pub enum QueueTransaction { Automatic = "automatic", Yes = "yes", No = "no" }
+}
+
+properties! {
+    /// How MQOutput and MQReply put.
+    pub struct PutProps {
+        /// The persistence of the message put: as `Root.MQMD.Persistence` says, or forced.
+        persistence: PersistenceProperty = "as_input",
+        /// `automatic` and `yes`: inside the invocation's unit of work when it has one (a flow
+        /// started by a transactional MQInput), else put at once; `no`: put at once, outside
+        /// any unit of work.
+        transaction_mode: QueueTransaction = "automatic",
+    }
+}
+
+property_enum! {
+    /// Where MQOutput puts.
+    pub enum DestinationMode {
+        QueueName = "queue_name",
+        ReplyToQueue = "reply_to_queue",
+        DestinationList = "destination_list",
+    }
+}
+
+properties! {
+    /// MQOutput's properties.
+    pub struct MqOutputProps {
+        /// The queue; required unless `destination_mode` is `reply_to_queue`.
+        queue: Option<String>,
+        /// Where to put: the `queue`, the message's ReplyToQ, or every queue in
+        /// `LocalEnvironment.Destination.MQ.DestinationData[*].queueName`.
+        destination_mode: DestinationMode = "queue_name",
+        /// Have the queue manager generate a new MsgId. Off (the product's default), the MsgId
+        /// of `Root.MQMD` is kept, and one is generated only when it is all zeros (MQMI_NONE).
+        new_msg_id: bool = "false",
+        ..put: PutProps,
+    }
+}
+
+properties! {
+    /// MQReply's properties.
+    pub struct MqReplyProps {
+        ..put: PutProps,
+    }
+}
 
 /// Report options of a request that MQReply honours (MQ's values).
 const MQRO_PASS_CORREL_ID: i32 = 64;
@@ -50,37 +85,9 @@ pub static MQ_OUTPUT: NodeSpec = NodeSpec {
               the body serialised in its domain. Writes where each copy went (queueName, \
               queueManagerName) and its ids (msgId and replyIdentifier, correlId, GroupId) to \
               `LocalEnvironment.WrittenDestination.MQ.DestinationData`.",
-    inputs: &[IN],
-    outputs: &[FAILURE, OUT],
+    inputs: In::SPECS,
+    outputs: FailureOut::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "queue",
-            kind: PropKind::String,
-            default: None,
-            required: false,
-            doc: "The queue; required unless `destination_mode` is `reply_to_queue`.",
-        },
-        PropSpec {
-            name: "destination_mode",
-            kind: PropKind::Enum(&["queue_name", "reply_to_queue", "destination_list"]),
-            default: Some("queue_name"),
-            required: false,
-            doc: "Where to put: the `queue`, the message's ReplyToQ, or every queue in \
-                  `LocalEnvironment.Destination.MQ.DestinationData[*].queueName`.",
-        },
-        PropSpec {
-            name: "new_msg_id",
-            kind: PropKind::Boolean,
-            default: Some("false"),
-            required: false,
-            doc: "Have the queue manager generate a new MsgId. Off (the product's default), the \
-                  MsgId of `Root.MQMD` is kept, and one is generated only when it is all zeros \
-                  (MQMI_NONE).",
-        },
-        PERSISTENCE,
-        TRANSACTION,
-    ],
     examples: &[
         NodeExample {
             title: "The message is put on `ORDERS.OUT` and goes on to `out`",
@@ -105,18 +112,34 @@ pub static MQ_OUTPUT: NodeSpec = NodeSpec {
             runs: Runs::Yes,
         },
     ],
-    build: |c, b| build_output(c, b, false),
+    builder: NodeBuilder::of::<MqOutputProps>(),
 };
+
+impl BuildNode for MqOutputProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let dest = match self.destination_mode {
+            DestinationMode::QueueName => Dest::Queue,
+            DestinationMode::ReplyToQueue => Dest::ReplyTo,
+            DestinationMode::DestinationList => Dest::List,
+        };
+        build_output(&self.put, b, dest, self.queue, self.new_msg_id)
+    }
+}
+
+impl BuildNode for MqReplyProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        build_output(&self.put, b, Dest::Reply, None, false)
+    }
+}
 
 pub static MQ_REPLY: NodeSpec = NodeSpec {
     type_name: "MQReply",
     summary: "Puts the message on the ReplyToQ of `Root.MQMD` as a reply: MsgType reply, and the request's \
               MsgId as the CorrelId, as queue applications expect — or, when the request's Report asks \
               (MQRO_PASS_CORREL_ID, MQRO_PASS_MSG_ID), its CorrelId and its MsgId.",
-    inputs: &[IN],
-    outputs: &[FAILURE, OUT],
+    inputs: In::SPECS,
+    outputs: FailureOut::SPECS,
     dynamic_outputs: false,
-    properties: &[PERSISTENCE, TRANSACTION],
     examples: &[
         NodeExample {
             title: "The answer goes to the request's ReplyToQ, correlated with its MsgId",
@@ -142,7 +165,7 @@ pub static MQ_REPLY: NodeSpec = NodeSpec {
             runs: Runs::Yes,
         },
     ],
-    build: |c, b| build_output(c, b, true),
+    builder: NodeBuilder::of::<MqReplyProps>(),
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -150,6 +173,8 @@ enum Dest {
     Queue,
     ReplyTo,
     List,
+    /// MQReply: the ReplyToQ, as a reply.
+    Reply,
 }
 
 struct MqOutput {
@@ -165,18 +190,15 @@ struct MqOutput {
     context: sluice_qm::PutContext,
 }
 
-fn build_output(c: &NodeConfig, b: &BuildContext, reply: bool) -> Result<NodeImpl, ConfigError> {
-    let qm = Services::from_build(b)?.queue_manager()?;
-    let dest = if reply {
-        Dest::ReplyTo
-    } else {
-        match c.str("destination_mode") {
-            "reply_to_queue" => Dest::ReplyTo,
-            "destination_list" => Dest::List,
-            _ => Dest::Queue,
-        }
-    };
-    let queue = c.str("queue").to_string();
+fn build_output(
+    c: &PutProps,
+    b: &BuildContext,
+    dest: Dest,
+    queue: Option<String>,
+    new_msg_id: bool,
+) -> Result<NodeImpl, ConfigError> {
+    let qm = b.services.queue_manager()?;
+    let queue = queue.unwrap_or_default();
     if dest == Dest::Queue {
         if queue.is_empty() {
             return Err(ConfigError::property(
@@ -189,25 +211,29 @@ fn build_output(c: &NodeConfig, b: &BuildContext, reply: bool) -> Result<NodeImp
                 .with_hint("define the queue in sluice.yaml under `queues`")
         })?;
     }
-    let persistence = match c.str("persistence") {
-        "persistent" => Some(Persistence::Persistent),
-        "not_persistent" => Some(Persistence::NotPersistent),
-        "as_queue_default" => Some(Persistence::AsQueueDef),
-        _ => None,
+    let persistence = match c.persistence {
+        PersistenceProperty::Persistent => Some(Persistence::Persistent),
+        PersistenceProperty::NotPersistent => Some(Persistence::NotPersistent),
+        PersistenceProperty::AsQueueDefault => Some(Persistence::AsQueueDef),
+        PersistenceProperty::AsInput => None,
     };
-    let transactional = match c.str("transaction_mode") {
-        "yes" => Some(true),
-        "no" => Some(false),
-        _ => None,
+    let transactional = match c.transaction_mode {
+        QueueTransaction::Yes => Some(true),
+        QueueTransaction::No => Some(false),
+        QueueTransaction::Automatic => None,
     };
     Ok(NodeImpl::Process(Arc::new(MqOutput {
         qm,
         queue,
-        dest,
-        reply,
+        dest: if dest == Dest::Reply {
+            Dest::ReplyTo
+        } else {
+            dest
+        },
+        reply: dest == Dest::Reply,
         persistence,
         transactional,
-        new_msg_id: c.bool("new_msg_id"),
+        new_msg_id,
         context: sluice_qm::PutContext::of_this_process(),
     })))
 }
@@ -240,7 +266,7 @@ impl MqOutput {
     ) -> Result<Vec<String>, NodeError> {
         Ok(match self.dest {
             Dest::Queue => vec![self.queue.clone()],
-            Dest::ReplyTo => {
+            Dest::ReplyTo | Dest::Reply => {
                 if qmsg.md.reply_to_q.is_empty() {
                     return Err(NodeError::recoverable(
                         "the message has no ReplyToQ in Root.MQMD",
@@ -325,8 +351,13 @@ impl Node for MqOutput {
         let mut written = Vec::new();
         for q in dests {
             let in_uow = self.transactional != Some(false);
-            let id = match ctx.inv.get_mut::<MqTransaction>() {
-                Some(t) if in_uow => t.0.put(&q, qmsg.clone(), &opts),
+            let work = ctx
+                .inv
+                .unit_of_work
+                .get_mut::<QueueWork>(QueueWork::KEY)
+                .and_then(QueueWork::uow);
+            let id = match work {
+                Some(u) if in_uow => u.put(&q, qmsg.clone(), &opts),
                 _ => self.qm.put(&q, qmsg.clone(), &opts),
             }
             .map_err(|e| mq_error(e, &q))?;
@@ -367,7 +398,7 @@ impl Node for MqOutput {
                 le.create_last_child(dd, field_type::NAME_VALUE, Text::from_static(name), v)?;
             }
         }
-        ctx.propagate(Terminal(1), &mut out)
+        ctx.propagate(FailureOut::Out, &mut out)
     }
 }
 
@@ -377,50 +408,9 @@ pub static MQ_GET: NodeSpec = NodeSpec {
     type_name: "MQGet",
     summary: "Takes (or browses) a message from a queue in the middle of a flow — for example the reply matching \
               a request's CorrelId — and propagates it in place of the input message's Root.",
-    inputs: &[IN],
-    outputs: &[
-        FAILURE,
-        OUT,
-        TerminalSpec {
-            name: "no_message",
-            doc: "No matching message arrived in time.",
-        },
-    ],
+    inputs: In::SPECS,
+    outputs: MqGetOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[
-        PropSpec {
-            name: "queue",
-            kind: PropKind::String,
-            default: None,
-            required: true,
-            doc: "The queue to read.",
-        },
-        PropSpec {
-            name: "wait_ms",
-            kind: PropKind::Integer,
-            default: Some("0"),
-            required: false,
-            doc: "How long to wait for a message.",
-        },
-        PropSpec {
-            name: "match",
-            kind: PropKind::Enum(&["none", "correl_id", "msg_id", "msg_id_as_correl_id"]),
-            default: Some("none"),
-            required: false,
-            doc: "Match on the input message's `Root.MQMD.CorrelId` or `MsgId`, or find replies whose CorrelId is \
-                  the input's MsgId.",
-        },
-        PropSpec {
-            name: "browse",
-            kind: PropKind::Boolean,
-            default: Some("false"),
-            required: false,
-            doc: "Read without removing.",
-        },
-        domains::DOMAIN,
-        domains::PARSE_TIMING,
-        domains::OPAQUE_ELEMENTS,
-    ],
     examples: &[
         NodeExample {
             title: "The reply to the request replaces the message",
@@ -446,30 +436,65 @@ pub static MQ_GET: NodeSpec = NodeSpec {
             runs: Runs::Yes,
         },
     ],
-    build: |c, b| {
-        let qm = Services::from_build(b)?.queue_manager()?;
-        let queue = c.str("queue").to_string();
-        qm.queue_def(&queue)
+    builder: NodeBuilder::of::<MqGetProps>(),
+};
+
+terminals! {
+    /// MQGet's outputs.
+    pub enum MqGetOutput {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": OUT_DOC,
+        NoMessage = "no_message": "No matching message arrived in time.",
+    }
+}
+
+property_enum! {
+    /// Which message MQGet takes.
+    pub enum GetMatch {
+        None = "none",
+        CorrelId = "correl_id",
+        MsgId = "msg_id",
+        MsgIdAsCorrelId = "msg_id_as_correl_id",
+    }
+}
+
+properties! {
+    /// MQGet's properties.
+    pub struct MqGetProps {
+        /// The queue to read.
+        queue: String,
+        /// How long to wait for a message.
+        wait_ms: u64 = "0",
+        /// Match on the input message's `Root.MQMD.CorrelId` or `MsgId`, or find replies whose
+        /// CorrelId is the input's MsgId.
+        r#match: GetMatch = "none",
+        /// Read without removing.
+        browse: bool = "false",
+        ..parsing: BodyParsingProps,
+    }
+}
+
+impl BuildNode for MqGetProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let qm = b.services.queue_manager()?;
+        qm.queue_def(&self.queue)
             .map_err(|e| ConfigError::property("queue", e.to_string()))?;
-        if c.int("wait_ms") < 0 {
-            return Err(ConfigError::property("wait_ms", "must not be negative"));
-        }
         Ok(NodeImpl::Process(Arc::new(MqGet {
             qm,
-            queue,
-            wait: Duration::from_millis(c.int("wait_ms") as u64),
-            matching: c.str("match").to_string(),
-            browse: c.bool("browse"),
-            parsing: BodyParsing::from_config(c)?,
+            queue: self.queue,
+            wait: Duration::from_millis(self.wait_ms),
+            matching: self.r#match,
+            browse: self.browse,
+            parsing: BodyParsing::from_props(&self.parsing)?,
         })))
-    },
-};
+    }
+}
 
 struct MqGet {
     qm: Arc<QueueManager>,
     queue: String,
     wait: Duration,
-    matching: String,
+    matching: GetMatch,
     browse: bool,
     parsing: BodyParsing,
 }
@@ -480,18 +505,23 @@ impl Node for MqGet {
         if !self.wait.is_zero() {
             opts = opts.wait(self.wait);
         }
-        match self.matching.as_str() {
-            "correl_id" => opts.correl_id = headers::md_id(msg, "CorrelId")?,
-            "msg_id" => opts.msg_id = headers::md_id(msg, "MsgId")?,
-            "msg_id_as_correl_id" => opts.correl_id = headers::md_id(msg, "MsgId")?,
-            _ => {}
+        match self.matching {
+            GetMatch::CorrelId => opts.correl_id = headers::md_id(msg, "CorrelId")?,
+            GetMatch::MsgId => opts.msg_id = headers::md_id(msg, "MsgId")?,
+            GetMatch::MsgIdAsCorrelId => opts.correl_id = headers::md_id(msg, "MsgId")?,
+            GetMatch::None => {}
         }
         let got = if self.browse {
             self.qm
                 .browse(&self.queue, &opts, &mut sluice_qm::BrowseCursor::new())
         } else {
-            match ctx.inv.get_mut::<MqTransaction>() {
-                Some(t) => t.0.get(&self.queue, &opts),
+            let work = ctx
+                .inv
+                .unit_of_work
+                .get_mut::<QueueWork>(QueueWork::KEY)
+                .and_then(QueueWork::uow);
+            match work {
+                Some(u) => u.get(&self.queue, &opts),
                 None => self.qm.get(&self.queue, &opts),
             }
         }
@@ -499,12 +529,12 @@ impl Node for MqGet {
             NodeError::recoverable(format!("get from queue '{}' failed: {e}", self.queue))
         })?;
         match got {
-            None => ctx.propagate(Terminal(2), msg),
+            None => ctx.propagate(MqGetOutput::NoMessage, msg),
             Some(m) => {
                 let mut out = headers::to_tree(&m, &self.parsing)?;
                 out.local_environment = msg.local_environment.clone();
                 out.exception_list = msg.exception_list.clone();
-                ctx.propagate(Terminal(1), &mut out)
+                ctx.propagate(MqGetOutput::Out, &mut out)
             }
         }
     }

@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use sluice_flow::testing::Harness;
 use sluice_flow::{Flow, Registry, load_flow};
-use sluice_nodes::Services;
-use sluice_nodes::http::HttpRouter;
+use sluice_flow_testing::Harness;
+use sluice_node_api::Services;
+use sluice_node_api::http_listener::HttpRouter;
 
 pub struct Bench {
     pub harness: Arc<Harness>,
@@ -33,8 +33,8 @@ impl Bench {
         let router = Arc::new(HttpRouter::new());
         let services = Services {
             http: Arc::clone(&router),
-            runtime: runtime.handle().clone(),
-            qm: Some(Arc::clone(&qm)),
+            runtime: Some(runtime.handle().clone()),
+            queues: Some(Arc::clone(&qm)),
         };
         let def = load_flow("input.yaml", src, &registry).unwrap_or_else(|d| panic!("{}", d[0]));
         let harness = Harness::new();

@@ -11,7 +11,6 @@
 //! * input nodes start and stop inside a flow;
 //! * it has examples, and every one that can run gives what it promises ([`super::examples`]).
 
-use std::any::Any;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -21,9 +20,9 @@ use sluice_node_api::{
 };
 use sluice_tree::Tree;
 
-use super::harness::Harness;
-use crate::load::load_flow;
-use crate::registry::Registry;
+use crate::harness::Harness;
+use sluice_flow::Registry;
+use sluice_flow::load_flow;
 
 /// How to exercise one node type.
 #[derive(Clone, Copy, Debug)]
@@ -66,7 +65,7 @@ pub struct ComplianceEnv<'a> {
     /// Every node type, plus the harness's `Inject` and `Capture` ([`Harness::register`]).
     pub registry: &'a Registry,
     /// The services node builders look for (HTTP router, queue manager …).
-    pub services: &'a dyn Any,
+    pub services: &'a sluice_node_api::Services,
     pub project_dir: &'a Path,
     /// A message with `body` parsed on demand in `domain`.
     pub make_message: &'a MakeMessage,
@@ -169,7 +168,7 @@ fn check_declaration(spec: &NodeSpec) -> Vec<String> {
         names.push(t.name);
     }
     let mut props = Vec::new();
-    for p in spec.properties {
+    for p in spec.properties() {
         if p.doc.trim().is_empty() {
             out.push(format!("property `{}` is not documented", p.name));
         }
@@ -222,7 +221,10 @@ fn flow_source(
     src
 }
 
-fn build_flow(src: &str, env: &ComplianceEnv) -> Result<(Arc<Harness>, Arc<crate::Flow>), String> {
+fn build_flow(
+    src: &str,
+    env: &ComplianceEnv,
+) -> Result<(Arc<Harness>, Arc<sluice_flow::Flow>), String> {
     build_flow_in("compliance.yaml", src, env, env.project_dir).map_err(render)
 }
 
@@ -232,14 +234,14 @@ pub(crate) fn build_flow_in(
     src: &str,
     env: &ComplianceEnv,
     project_dir: &Path,
-) -> Result<(Arc<Harness>, Arc<crate::Flow>), Vec<crate::Diagnostic>> {
+) -> Result<(Arc<Harness>, Arc<sluice_flow::Flow>), Vec<sluice_flow::Diagnostic>> {
     let def = load_flow(file, src, env.registry)?;
     let harness = Harness::new();
     let flow = harness.build(&def, project_dir, env.services)?;
     Ok((harness, flow))
 }
 
-fn render(d: Vec<crate::Diagnostic>) -> String {
+fn render(d: Vec<sluice_flow::Diagnostic>) -> String {
     let text: Vec<String> = d.iter().map(|d| d.to_string()).collect();
     format!(
         "does not build from its compliance case:\n{}",
@@ -267,7 +269,7 @@ fn build_alone(
         outputs: &node.outputs,
         services: env.services,
     };
-    let imp = (node.spec.build)(&node.config, &bc).map_err(|e| {
+    let imp = node.spec.build(&node.config, &bc).map_err(|e| {
         format!(
             "does not build from its compliance case: {}{}",
             e.property
@@ -284,7 +286,7 @@ fn build_alone(
 struct Recorder {
     outputs: Vec<String>,
     fail_downstream: bool,
-    seen: std::sync::Mutex<Vec<Result<String, u16>>>,
+    seen: std::sync::Mutex<Vec<Result<String, usize>>>,
 }
 
 impl FlowRuntime for Recorder {
@@ -295,10 +297,10 @@ impl FlowRuntime for Recorder {
         terminal: Terminal,
         _: &mut Message,
     ) -> Result<(), NodeError> {
-        let name = self.outputs.get(terminal.0 as usize).cloned();
+        let name = self.outputs.get(terminal.index()).cloned();
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let first = seen.is_empty();
-        seen.push(name.clone().ok_or(terminal.0));
+        seen.push(name.clone().ok_or(terminal.index()));
         if self.fail_downstream && first && name.as_deref() != Some("catch") {
             let mut e = NodeError::new(ExceptionKind::User, 3001, "raised downstream");
             e.exception.label = "downstream".into();
@@ -309,14 +311,14 @@ impl FlowRuntime for Recorder {
     }
 
     fn is_wired(&self, _: u32, terminal: Terminal) -> bool {
-        (terminal.0 as usize) < self.outputs.len()
+        terminal.index() < self.outputs.len()
     }
 
     fn terminal_named(&self, _: u32, name: &str) -> Option<Terminal> {
         self.outputs
             .iter()
             .position(|o| o == name)
-            .map(|i| Terminal(i as u16))
+            .map(|i| Terminal::at(i as u16))
     }
 
     fn propagate_to_label(
@@ -355,7 +357,7 @@ fn check_propagation(
             flow: &recorder,
             node: 0,
         };
-        let result = node.evaluate(&mut ctx, Terminal(0), &mut msg);
+        let result = node.evaluate(&mut ctx, Terminal::at(0), &mut msg);
         let seen = recorder
             .seen
             .into_inner()

@@ -1,12 +1,15 @@
-//! The test support in `sluice_flow::testing`: the Inject/Capture harness, the tree dump and the
+//! The test support in `sluice_flow_testing`: the Inject/Capture harness, the tree dump and the
 //! expected-output files.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use sluice_flow::testing::{DumpOptions, ExpectedError, Harness, check_outputs, dump_message};
 use sluice_flow::{Flow, Registry, load_flow};
-use sluice_node_api::{Ctx, Message, Node, NodeError, NodeImpl, NodeSpec, Terminal, TerminalSpec};
+use sluice_flow_testing::{DumpOptions, ExpectedError, Harness, check_outputs, dump_message};
+use sluice_node_api::{
+    BuildContext, BuildNode, ConfigError, Ctx, Message, Node, NodeBuilder, NodeError, NodeImpl,
+    NodeSpec, Terminal, Terminals,
+};
 use sluice_tree::{Text, Value, field_type};
 
 /// Fails every message, so that the catch path can be checked.
@@ -17,18 +20,30 @@ impl Node for Fail {
     }
 }
 
+sluice_node_api::terminals! {
+    enum FailInput {
+        In = "in": "Input.",
+    }
+}
+
+sluice_node_api::properties! {
+    struct FailProps {}
+}
+
+impl BuildNode for FailProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Fail)))
+    }
+}
+
 static FAIL: NodeSpec = NodeSpec {
     type_name: "Fail",
     summary: "Fails.",
-    inputs: &[TerminalSpec {
-        name: "in",
-        doc: "Input.",
-    }],
+    inputs: FailInput::SPECS,
     outputs: &[],
     dynamic_outputs: false,
-    properties: &[],
     examples: &[],
-    build: |_, _| Ok(NodeImpl::Process(Arc::new(Fail))),
+    builder: NodeBuilder::of::<FailProps>(),
 };
 
 fn registry() -> Registry {
@@ -41,7 +56,11 @@ fn registry() -> Registry {
 fn build(harness: &Arc<Harness>, src: &str) -> Arc<Flow> {
     let def = load_flow("t.yaml", src, &registry()).unwrap_or_else(|d| panic!("{}", d[0]));
     harness
-        .build(&def, std::path::Path::new("."), &())
+        .build(
+            &def,
+            std::path::Path::new("."),
+            &sluice_node_api::Services::none(),
+        )
         .unwrap_or_else(|d| panic!("{}", d[0]))
 }
 
@@ -125,9 +144,13 @@ fn capture_refuses_to_build_outside_the_harness() {
         &registry(),
     )
     .unwrap_or_else(|d| panic!("{}", d[0]));
-    let err = Flow::build(&def, std::path::Path::new("."), &())
-        .err()
-        .expect("no harness");
+    let err = Flow::build(
+        &def,
+        std::path::Path::new("."),
+        &sluice_node_api::Services::none(),
+    )
+    .err()
+    .expect("no harness");
     assert!(
         err[0].message.contains("only inside the test harness"),
         "{}",

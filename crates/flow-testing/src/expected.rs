@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::diff::line_diff;
+use crate::diff::line_diff;
 
 /// Why a case's outputs do not match its expected files.
 #[derive(Debug, thiserror::Error)]

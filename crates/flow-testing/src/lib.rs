@@ -3,8 +3,8 @@
 //! run to run, a line diff, expected-output files that can be re-blessed, and the compliance
 //! checks every node type passes, its examples among them.
 //!
-//! It lives in the library (not behind `cfg(test)`) because the golden-flow runner and the node
-//! compliance test are integration tests of other crates.
+//! A crate of its own, used only as a dev-dependency, so that none of it is in the server: the
+//! golden-flow runner and the node compliance test are integration tests of other crates.
 
 pub mod compliance;
 pub mod diff;

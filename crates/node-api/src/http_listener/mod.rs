@@ -1,5 +1,8 @@
-//! The bridge between the server's one HTTP listener and the HTTPInput nodes: requests are routed
-//! by path to the flow that registered it, and answered through a one-shot reply channel.
+//! The bridge between the server's one HTTP listener and the nodes that serve paths on it
+//! (HTTPInput today; SOAP and REST inputs share it): requests are routed by path to the flow that
+//! registered it, and answered through a one-shot reply channel.
+
+mod queue;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 use parking_lot::RwLock;
 
-use super::queue::RequestQueue;
+pub use queue::RequestQueue;
 
 /// A request as an HTTPInput node receives it.
 pub struct HttpRequest {
@@ -131,4 +134,15 @@ impl HttpRouter {
                 .map_err(|req| Box::new((RouteError::Unavailable, *req))),
         }
     }
+}
+
+/// `content-type` → `Content-Type`: header names as the product shows them in header folders.
+pub fn canonical_header(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = true;
+    for c in name.chars() {
+        out.push(if upper { c.to_ascii_uppercase() } else { c });
+        upper = c == '-';
+    }
+    out
 }

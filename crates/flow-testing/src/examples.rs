@@ -10,13 +10,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sluice_node_api::{
-    ExampleOutcome, Invocation, Message, NodeError, NodeExample, NodeSpec, PropKind, Runs,
+    ExampleOutcome, Invocation, Message, NodeError, NodeExample, NodeSpec, PropKind, PropValue,
+    Runs,
 };
 use sluice_tree::{Tree, TreeError, Value, field_type};
 
-use super::compliance::{ComplianceEnv, NODE, build_flow_in};
-use crate::diag::Diagnostic;
-use crate::load::load_flow;
+use crate::compliance::{ComplianceEnv, NODE, build_flow_in};
+use sluice_flow::load_flow;
+use sluice_flow::{Diagnostic, EnterError};
 
 /// The text the `Capture` nodes behind `raising_downstream` terminals raise.
 const RAISED: &str = "raised downstream of the example";
@@ -60,14 +61,19 @@ fn check_example(
     let outcome = if spec.inputs.is_empty() {
         // Nothing can be wired to it: enter it as a jump to a Label does.
         let mut inv = Invocation::new();
-        let r = flow.enter(&mut inv, NODE, &mut msg).map_err(|e| {
-            format!("it cannot run ({e}): mark it `Runs::No` and say what drives the node")
-        })?;
-        match &r {
-            Ok(()) => inv.commit().map_err(NodeError::recoverable),
-            Err(_) => {
-                inv.rollback();
-                r
+        match flow.enter(&mut inv, NODE, &mut msg) {
+            Ok(()) => inv
+                .unit_of_work
+                .commit()
+                .map_err(|e| NodeError::recoverable(e.to_string())),
+            Err(EnterError::Raised(e)) => {
+                inv.unit_of_work.rollback();
+                Err(e)
+            }
+            Err(e) => {
+                return Err(format!(
+                    "it cannot run ({e}): mark it `Runs::No` and say what drives the node"
+                ));
             }
         }
     } else {
@@ -228,10 +234,14 @@ fn dynamic_terminals(
         .find(|n| n.label == NODE)
         .ok_or("the node under test is missing from its flow")?;
     Ok(spec
-        .properties
+        .properties()
         .iter()
         .filter(|p| p.kind == PropKind::StringMap)
-        .flat_map(|p| node.config.map(p.name).iter().map(|(k, _)| k.clone()))
+        .filter_map(|p| match node.config.value(p.name) {
+            Some(PropValue::Map(m)) => Some(m.iter().map(|(k, _)| k.clone())),
+            _ => None,
+        })
+        .flatten()
         .collect())
 }
 

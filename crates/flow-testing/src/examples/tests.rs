@@ -5,13 +5,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use sluice_node_api::{
-    Ctx, ExampleInput, ExampleOutcome, InputNode, InstanceRunner, Message, Node, NodeError,
-    NodeExample, NodeImpl, NodeSpec, Runs, Terminal, TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, InputNode,
+    InstanceRunner, Message, Node, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs,
+    Services, Terminal, Terminals,
 };
 use sluice_tree::{Value, field_type};
 
-use crate::registry::Registry;
-use crate::testing::{ComplianceEnv, Harness, check_node};
+use crate::{ComplianceEnv, Harness, check_node};
+use sluice_flow::Registry;
 
 /// Upper-cases a one-value body and propagates it; a body reading `fail` raises an exception.
 struct Shout;
@@ -28,7 +29,29 @@ impl Node for Shout {
         }
         let t = msg.root.alloc_text(text.as_bytes());
         msg.root.set_value(body, Value::Character(t));
-        ctx.propagate(Terminal(0), msg)
+        ctx.propagate(ShoutOutput::Out, msg)
+    }
+}
+
+sluice_node_api::terminals! {
+    enum ShoutInput {
+        In = "in": "Input.",
+    }
+}
+
+sluice_node_api::terminals! {
+    enum ShoutOutput {
+        Out = "out": "The upper-cased message.",
+    }
+}
+
+sluice_node_api::properties! {
+    struct ShoutProps {}
+}
+
+impl BuildNode for ShoutProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Shout)))
     }
 }
 
@@ -61,18 +84,11 @@ const fn shout_spec(type_name: &'static str, examples: &'static [NodeExample]) -
     NodeSpec {
         type_name,
         summary: "Upper-cases the body.",
-        inputs: &[TerminalSpec {
-            name: "in",
-            doc: "Input.",
-        }],
-        outputs: &[TerminalSpec {
-            name: "out",
-            doc: "The upper-cased message.",
-        }],
+        inputs: ShoutInput::SPECS,
+        outputs: ShoutOutput::SPECS,
         dynamic_outputs: false,
-        properties: &[],
         examples,
-        build: |_, _| Ok(NodeImpl::Process(Arc::new(Shout))),
+        builder: NodeBuilder::of::<ShoutProps>(),
     }
 }
 
@@ -125,7 +141,7 @@ fn check(spec: &'static NodeSpec) -> Result<(), Vec<String>> {
     Harness::register(&mut registry);
     let env = ComplianceEnv {
         registry: &registry,
-        services: &(),
+        services: &Services::none(),
         project_dir: Path::new("."),
         make_message: &make_message,
         serialize_body: &serialize_body,
@@ -187,16 +203,28 @@ impl InputNode for Idle {
     fn run_instance(&self, _: &mut dyn InstanceRunner) {}
 }
 
+sluice_node_api::properties! {
+    struct IdleProps {}
+}
+
+impl BuildNode for IdleProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Input(Arc::new(Idle)))
+    }
+}
+
+sluice_node_api::terminals! {
+    enum IdleOutput {
+        Out = "out": "Never used.",
+    }
+}
+
 static IDLE: NodeSpec = NodeSpec {
     type_name: "Idle",
     summary: "Receives nothing.",
     inputs: &[],
-    outputs: &[TerminalSpec {
-        name: "out",
-        doc: "Never used.",
-    }],
+    outputs: IdleOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[],
     examples: &[
         NodeExample {
             title: "Run as if it could be",
@@ -208,7 +236,7 @@ static IDLE: NodeSpec = NodeSpec {
             ..UPPER_CASES
         },
     ],
-    build: |_, _| Ok(NodeImpl::Input(Arc::new(Idle))),
+    builder: NodeBuilder::of::<IdleProps>(),
 };
 
 #[test]

@@ -12,15 +12,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use sluice_node_api::{
-    BuildContext, ConfigError, Ctx, ExceptionKind, InputNode, InstanceRunner, Invocation, Message,
-    Node, NodeError, NodeImpl, NodeSpec, PropKind, PropSpec, Terminal, TerminalSpec,
+    BuildContext, BuildNode, ConfigError, Ctx, ExceptionKind, InputNode, InstanceRunner,
+    Invocation, Message, Node, NodeBuilder, NodeError, NodeImpl, NodeSpec, Terminal, Terminals,
 };
 use sluice_tree::Tree;
 
-use crate::diag::Diagnostic;
-use crate::engine::Flow;
-use crate::load::FlowDef;
-use crate::registry::Registry;
+use sluice_flow::Diagnostic;
+use sluice_flow::Flow;
+use sluice_flow::FlowDef;
+use sluice_flow::Registry;
 
 /// One message as it reached a `Capture` node.
 #[derive(Clone, Debug)]
@@ -65,7 +65,7 @@ impl Harness {
         self: &Arc<Self>,
         def: &FlowDef,
         project_dir: &Path,
-        services: &dyn std::any::Any,
+        services: &sluice_node_api::Services,
     ) -> Result<Arc<Flow>, Vec<Diagnostic>> {
         BUILDING.with(|b| *b.borrow_mut() = Some(Arc::clone(self)));
         let built = Flow::build(def, project_dir, services);
@@ -103,34 +103,54 @@ impl Harness {
     }
 }
 
-const T_OUT: Terminal = Terminal(0);
-const T_CATCH: Terminal = Terminal(1);
+sluice_node_api::terminals! {
+    /// Inject's outputs.
+    pub enum InjectOutput {
+        Out = "out": "Each injected message.",
+        Catch = "catch": "An injected message with the ExceptionList, when the flow raised an exception.",
+    }
+}
+
+sluice_node_api::terminals! {
+    /// Capture's input.
+    pub enum CaptureInput {
+        In = "in": "Messages to record.",
+    }
+}
+
+sluice_node_api::properties! {
+    /// Inject takes no properties.
+    pub struct InjectProps {}
+}
+
+sluice_node_api::properties! {
+    /// Capture's properties.
+    pub struct CaptureProps {
+        /// After recording, raise a user exception with this text, as a failing downstream node
+        /// would.
+        raise: Option<String>,
+    }
+}
 
 /// Test input node: propagates the harness's queued messages, like a transport's input node.
 pub static INJECT: NodeSpec = NodeSpec {
     type_name: "Inject",
     summary: "Test input: propagates the messages queued in the test harness, one invocation each.",
     inputs: &[],
-    outputs: &[
-        TerminalSpec {
-            name: "out",
-            doc: "Each injected message.",
-        },
-        TerminalSpec {
-            name: "catch",
-            doc: "An injected message with the ExceptionList, when the flow raised an exception.",
-        },
-    ],
+    outputs: InjectOutput::SPECS,
     dynamic_outputs: false,
-    properties: &[],
     examples: &[],
-    build: |_, _| {
+    builder: NodeBuilder::of::<InjectProps>(),
+};
+
+impl BuildNode for InjectProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
         Ok(NodeImpl::Input(Arc::new(Inject {
             harness: Harness::current("Inject")?,
             claimed: AtomicBool::new(false),
         })))
-    },
-};
+    }
+}
 
 struct Inject {
     harness: Arc<Harness>,
@@ -149,12 +169,12 @@ impl InputNode for Inject {
             };
             let mut inv = Invocation::new();
             let copy = msg.clone();
-            let outcome = match runner.invoke(&mut inv, T_OUT, &mut msg) {
-                Err(e) if runner.is_wired(T_CATCH) => {
+            let outcome = match runner.invoke(&mut inv, InjectOutput::Out.into(), &mut msg) {
+                Err(e) if runner.is_wired(InjectOutput::Catch.into()) => {
                     // The catch path gets the message as it was injected, as input nodes do.
                     let mut caught = copy;
                     match e.exception.write_to(&mut caught.exception_list) {
-                        Ok(()) => runner.invoke(&mut inv, T_CATCH, &mut caught),
+                        Ok(()) => runner.invoke(&mut inv, InjectOutput::Catch.into(), &mut caught),
                         Err(te) => Err(NodeError::from(te)),
                     }
                 }
@@ -162,13 +182,13 @@ impl InputNode for Inject {
             };
             match &outcome {
                 Ok(()) => {
-                    if let Err(e) = inv.commit() {
+                    if let Err(e) = inv.unit_of_work.commit() {
                         lock(&self.harness.outcomes)
                             .push(Err(NodeError::recoverable(format!("commit failed: {e}"))));
                         continue;
                     }
                 }
-                Err(_) => inv.rollback(),
+                Err(_) => inv.unit_of_work.rollback(),
             }
             lock(&self.harness.outcomes).push(outcome);
         }
@@ -179,28 +199,22 @@ impl InputNode for Inject {
 pub static CAPTURE: NodeSpec = NodeSpec {
     type_name: "Capture",
     summary: "Test output: records each message that reaches it, with the Environment.",
-    inputs: &[TerminalSpec {
-        name: "in",
-        doc: "Messages to record.",
-    }],
+    inputs: CaptureInput::SPECS,
     outputs: &[],
     dynamic_outputs: false,
-    properties: &[PropSpec {
-        name: "raise",
-        kind: PropKind::String,
-        default: None,
-        required: false,
-        doc: "After recording, raise a user exception with this text, as a failing downstream node would.",
-    }],
     examples: &[],
-    build: |c, b: &BuildContext| {
+    builder: NodeBuilder::of::<CaptureProps>(),
+};
+
+impl BuildNode for CaptureProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         Ok(NodeImpl::Process(Arc::new(Capture {
             harness: Harness::current("Capture")?,
             label: b.label.to_string(),
-            raise: c.opt_str("raise").map(str::to_string),
+            raise: self.raise,
         })))
-    },
-};
+    }
+}
 
 struct Capture {
     harness: Arc<Harness>,

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use super::router::HttpRequest;
+use super::HttpRequest;
 
 /// Requests waiting for an instance of one HTTPInput node.
 #[derive(Default)]

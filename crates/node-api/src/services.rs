@@ -1,0 +1,48 @@
+//! What the server offers nodes while they are built: shared listeners and managers that more
+//! than one node family uses. A family's own connections (a Kafka client, say) stay in the
+//! family.
+
+use std::sync::Arc;
+
+use sluice_qm::QueueManager;
+
+use crate::config::ConfigError;
+use crate::http_listener::HttpRouter;
+
+/// The server's services, given to every node's builder.
+pub struct Services {
+    /// The server's HTTP listener: paths served by input nodes.
+    pub http: Arc<HttpRouter>,
+    /// The runtime for nodes that call async clients from flow threads.
+    pub runtime: Option<tokio::runtime::Handle>,
+    /// The embedded queue manager, when the server runs one.
+    pub queues: Option<Arc<QueueManager>>,
+}
+
+impl Services {
+    /// No runtime and no queue manager: what nodes that need neither are built with (tests, the
+    /// checks of `sluice validate`).
+    pub fn none() -> Services {
+        Services {
+            http: Arc::new(HttpRouter::new()),
+            runtime: None,
+            queues: None,
+        }
+    }
+
+    /// The queue manager, for queue nodes.
+    pub fn queue_manager(&self) -> Result<Arc<QueueManager>, ConfigError> {
+        self.queues
+            .clone()
+            .ok_or_else(|| ConfigError::node("this server runs without a queue manager"))
+    }
+
+    /// The async runtime, for client nodes.
+    pub fn runtime(&self) -> Result<tokio::runtime::Handle, ConfigError> {
+        self.runtime.clone().ok_or_else(|| {
+            ConfigError::node(
+                "the server's async runtime is not available (this is a bug, please report it)",
+            )
+        })
+    }
+}
