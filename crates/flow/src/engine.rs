@@ -110,16 +110,12 @@ impl Flow {
                     })
                 }
                 Err(e) => {
-                    let (line, col) = n.place_of(e.property.as_deref());
+                    // Reported where the node (or the property) was written: inside a
+                    // subflow's file, or at the use that set a promoted property.
                     problems.push(
-                        Diagnostic::at(
-                            &def.file,
-                            &def.source,
-                            line,
-                            col,
-                            format!("node `{}`: {}", n.label, e.message),
-                        )
-                        .with_hint_opt(e.hint),
+                        n.place_of(e.property.as_deref())
+                            .diagnostic(format!("node `{}`: {}", n.label, e.message))
+                            .with_hint_opt(e.hint),
                     );
                 }
             }

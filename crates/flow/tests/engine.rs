@@ -1,9 +1,9 @@
 //! The engine: depth-first propagation in wiring order, failure terminals, exceptions passed up to
-//! the input node, Label jumps, and statistics.
+//! the input node, Label jumps, and statistics; and all of these through subflows.
 
 use std::sync::{Arc, Mutex};
 
-use sluice_flow::{Flow, Registry, load_flow};
+use sluice_flow::{Diagnostic, Flow, Registry, Subflows, load_flow_with};
 use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, Ctx, InputNode, InstanceRunner, Invocation, Message,
     Node, NodeBuilder, NodeError, NodeImpl, NodeSpec, Services, Terminal, Terminals,
@@ -121,6 +121,9 @@ impl BuildNode for SourceProps {
 
 impl BuildNode for StepProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        if self.jump == "!" {
+            return Err(ConfigError::property("jump", "`!` is not a label name"));
+        }
         Ok(NodeImpl::Process(Arc::new(Step {
             name: b.label.to_string(),
             fail: self.fail,
@@ -173,17 +176,33 @@ static LABEL: NodeSpec = NodeSpec {
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Run a flow to completion and return the log and the outcomes.
-fn run(src: &str) -> (Vec<String>, Vec<Result<(), String>>, Arc<Flow>) {
+fn registry() -> Registry {
     let mut r = Registry::new();
     r.register(&SOURCE);
     r.register(&STEP);
     r.register(&LABEL);
-    let def = load_flow("t.yaml", src, &r).unwrap_or_else(|e| panic!("{}", e[0]));
-    let flow = Arc::new(
-        Flow::build(&def, std::path::Path::new("."), &Services::none())
-            .unwrap_or_else(|e| panic!("{}", e[0])),
-    );
+    r
+}
+
+/// Load and build a flow using the subflows `subs` (file, text).
+fn build(src: &str, subs: &[(&str, &str)]) -> Result<Flow, Vec<Diagnostic>> {
+    let r = registry();
+    let (set, problems) = Subflows::load(subs.iter().copied(), &r);
+    if let Some(p) = problems.first() {
+        panic!("{p}");
+    }
+    let def = load_flow_with("t.yaml", src, &r, &set).unwrap_or_else(|e| panic!("{}", e[0]));
+    Flow::build(&def, std::path::Path::new("."), &Services::none())
+}
+
+/// Run a flow to completion and return the log and the outcomes.
+fn run(src: &str) -> (Vec<String>, Vec<Result<(), String>>, Arc<Flow>) {
+    run_with(src, &[])
+}
+
+/// Run a flow using the subflows `subs` (file, text) to completion.
+fn run_with(src: &str, subs: &[(&str, &str)]) -> (Vec<String>, Vec<Result<(), String>>, Arc<Flow>) {
+    let flow = Arc::new(build(src, subs).unwrap_or_else(|e| panic!("{}", e[0])));
     LOG.lock().unwrap().clear();
     OUTCOMES.lock().unwrap().clear();
     POLICIES.lock().unwrap().clear();
@@ -193,6 +212,13 @@ fn run(src: &str) -> (Vec<String>, Vec<Result<(), String>>, Arc<Flow>) {
         OUTCOMES.lock().unwrap().clone(),
         flow,
     )
+}
+
+/// The statistics index of the node labelled `label`.
+fn node_index(flow: &Flow, label: &str) -> usize {
+    flow.node_info()
+        .position(|n| n.label == label)
+        .unwrap_or_else(|| panic!("no node `{label}`"))
 }
 
 #[test]
@@ -272,5 +298,136 @@ fn instance_threads_do_not_preempt_the_io_threads() {
         this,
         libc::SCHED_OTHER,
         "only the instance threads change policy"
+    );
+}
+
+/// Two steps in a row; `fail` makes the first raise.
+const PAIR: &str = "properties:
+  fail: { default: false, targets: [x.fail] }
+nodes:
+  in: { type: Input, wires: { out: [x] } }
+  x:  { type: Step, wires: { out: [y] } }
+  y:  { type: Step, wires: { out: [ok] } }
+  ok: { type: Output }
+";
+
+#[test]
+fn subflow_runs_inline_depth_first_with_hierarchical_labels() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (log, out, _) = run_with(
+        "nodes:\n  s: { type: Source, wires: { out: [p, z] } }\n  p: { type: pair, wires: { ok: [after] } }\n  after: { type: Step }\n  z: { type: Step }\n",
+        &[("subflows/pair.yaml", PAIR)],
+    );
+    assert_eq!(log, ["p.x", "p.y", "after", "z"]);
+    assert_eq!(out, [Ok(())]);
+}
+
+#[test]
+fn nested_subflow_nodes_run_as_a_b_c() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let outer = "properties:\n  fail: { default: false, targets: [b.fail] }\nnodes:\n  i: { type: Input, wires: { out: [b] } }\n  b: { type: pair, wires: { ok: [o] } }\n  o: { type: Output }\n";
+    let subs = [("subflows/pair.yaml", PAIR), ("subflows/outer.yaml", outer)];
+    let (log, out, _) = run_with(
+        "nodes:\n  s: { type: Source, wires: { out: [a] } }\n  a: { type: outer, wires: { o: [z] } }\n  z: { type: Step }\n",
+        &subs,
+    );
+    assert_eq!(log, ["a.b.x", "a.b.y", "z"]);
+    assert_eq!(out, [Ok(())]);
+    // The promoted property reaches two levels down, and the ExceptionList names the node there.
+    let (log, out, _) = run_with(
+        "nodes:\n  s: { type: Source, wires: { out: [a] } }\n  a: { type: outer, fail: true }\n",
+        &subs,
+    );
+    assert_eq!(log, ["a.b.x"]);
+    let err = out[0].clone().unwrap_err();
+    assert!(
+        err.contains("node 'a.b.x'") && err.contains("a.b.x failed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn exception_inside_a_subflow_goes_to_its_failure_terminal_wired_inside() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let guarded = "nodes:\n  in: { type: Input, wires: { out: [x] } }\n  x: { type: Step, fail: true, wires: { out: [o], failure: [f] } }\n  f: { type: Step }\n  o: { type: Output }\n";
+    let (log, out, flow) = run_with(
+        "nodes:\n  s: { type: Source, wires: { out: [g] } }\n  g: { type: guarded }\n",
+        &[("subflows/guarded.yaml", guarded)],
+    );
+    assert_eq!(log, ["g.x", "g.f(exc)"]);
+    assert_eq!(out, [Ok(())]);
+    assert_eq!(
+        flow.stats.nodes[node_index(&flow, "g.x")].snapshot().errors,
+        1
+    );
+    assert_eq!(flow.stats.flow.snapshot().errors, 0);
+}
+
+#[test]
+fn exception_inside_a_subflow_leaves_by_an_output_wired_to_its_failure_terminal() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let out_on_failure = "nodes:\n  in: { type: Input, wires: { out: [x] } }\n  x: { type: Step, fail: true, wires: { failure: [failed] } }\n  failed: { type: Output }\n";
+    let (log, out, _) = run_with(
+        "nodes:\n  s: { type: Source, wires: { out: [u] } }\n  u: { type: sub, wires: { failed: [h] } }\n  h: { type: Step }\n",
+        &[("subflows/sub.yaml", out_on_failure)],
+    );
+    assert_eq!(log, ["u.x", "h(exc)"]);
+    assert_eq!(out, [Ok(())]);
+}
+
+#[test]
+fn unwired_exception_inside_a_subflow_goes_up_to_the_input_node_with_its_label() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // The flow's own node upstream has a failure terminal: it is for its own errors only.
+    let (log, out, flow) = run_with(
+        "nodes:\n  s: { type: Source, wires: { out: [a] } }\n  a: { type: Step, wires: { out: [p], failure: [f] } }\n  p: { type: pair, fail: true, wires: { ok: [z] } }\n  f: { type: Step }\n  z: { type: Step }\n",
+        &[("subflows/pair.yaml", PAIR)],
+    );
+    assert_eq!(log, ["a", "p.x"]);
+    let err = out[0].clone().unwrap_err();
+    assert!(
+        err.contains("node 'p.x'") && err.contains("p.x failed"),
+        "{err}"
+    );
+    assert_eq!(
+        flow.stats.nodes[node_index(&flow, "p.x")].snapshot().errors,
+        1
+    );
+    assert_eq!(flow.stats.flow.snapshot().errors, 1);
+}
+
+#[test]
+fn statistics_count_each_node_inside_a_subflow_under_its_label() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_, _, flow) = run_with(
+        "nodes:\n  s: { type: Source, count: 5, wires: { out: [p, q] } }\n  p: { type: pair }\n  q: { type: pair, wires: { ok: [p] } }\n",
+        &[("subflows/pair.yaml", PAIR)],
+    );
+    let labels: Vec<&str> = flow.node_info().map(|n| n.label).collect();
+    assert_eq!(labels, ["s", "p.x", "p.y", "q.x", "q.y"]);
+    let count = |l: &str| {
+        flow.stats.nodes[node_index(&flow, l)]
+            .snapshot()
+            .invocations
+    };
+    assert_eq!(count("q.y"), 5);
+    assert_eq!(count("p.x"), 10, "once from s, once after q");
+    assert_eq!(count("p.y"), 10);
+}
+
+#[test]
+fn build_error_of_a_promoted_property_points_at_the_use() {
+    let pass_jump = "properties:\n  to: { targets: [x.jump] }\nnodes:\n  in: { type: Input, wires: { out: [x] } }\n  x: { type: Step }\n";
+    let problems = build(
+        "nodes:\n  s: { type: Source, wires: { out: [u] } }\n  u: { type: jumper,\n       to: \"!\" }\n",
+        &[("subflows/jumper.yaml", pass_jump)],
+    )
+    .err()
+    .expect("does not build");
+    let p = &problems[0];
+    assert_eq!((p.file.as_str(), p.line, p.col), ("t.yaml", 4, 12), "{p}");
+    assert!(
+        p.message.contains("node `u.x`: `!` is not a label name"),
+        "{p}"
     );
 }

@@ -1,5 +1,6 @@
-//! Node types for loader tests: an input, a step with one property of every kind, and a node
-//! with dynamic terminals. They build nodes that do nothing.
+//! Node types for loader tests: an input, a step with one property of every kind, a node
+//! with dynamic terminals, and an output node with a required property. They build nodes that do
+//! nothing.
 
 use std::sync::Arc;
 
@@ -63,6 +64,37 @@ sluice_node_api::properties! {
     struct SwitchProps {}
 }
 
+sluice_node_api::terminals! {
+    enum PutOutput {
+        Out = "out": "",
+        Failure = "failure": "",
+    }
+}
+
+sluice_node_api::properties! {
+    struct PutProps {
+        /// The queue to put to.
+        queue: String,
+        retries: i64 = "0",
+    }
+}
+
+impl BuildNode for PutProps {
+    fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(Nop)))
+    }
+}
+
+static PUT: NodeSpec = NodeSpec {
+    type_name: "Put",
+    summary: "test output node",
+    inputs: StepInput::SPECS,
+    outputs: PutOutput::SPECS,
+    dynamic_outputs: false,
+    examples: &[],
+    builder: NodeBuilder::of::<PutProps>(),
+};
+
 impl BuildNode for SourceProps {
     fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
         Ok(NodeImpl::Input(Arc::new(Nop)))
@@ -111,11 +143,12 @@ static SWITCH: NodeSpec = NodeSpec {
     builder: NodeBuilder::of::<SwitchProps>(),
 };
 
-/// A registry holding `Source`, `Step` and `Switch`.
+/// A registry holding `Source`, `Step`, `Switch` and `Put`.
 pub fn registry() -> Registry {
     let mut r = Registry::new();
     r.register(&SOURCE);
     r.register(&STEP);
     r.register(&SWITCH);
+    r.register(&PUT);
     r
 }
