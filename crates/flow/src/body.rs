@@ -500,8 +500,9 @@ fn input_terminal(l: &mut Loader, item: &Item, target: &Yaml, tin: Option<&str>)
         _ => item.type_name().to_string(),
     };
     let Some(name) = tin else {
-        match (&item.kind, inputs.len()) {
-            (_, 0) if matches!(item.kind, ItemKind::Use { .. }) => {
+        let is_use = matches!(item.kind, ItemKind::Use { .. });
+        match inputs.len() {
+            0 if is_use => {
                 l.err(
                     target,
                     format!(
@@ -509,36 +510,29 @@ fn input_terminal(l: &mut Loader, item: &Item, target: &Yaml, tin: Option<&str>)
                     ),
                 )
                 .hint = Some("add an Input node to the subflow".into());
-                return None;
             }
-            (_, 0) => {
+            0 => {
                 l.err(
                     target,
                     format!(
                         "`{tlabel}` is an input node ({type_name}): nothing can be wired to it"
                     ),
                 );
-                return None;
             }
-            (ItemKind::Use { .. }, n) if n > 1 => {
+            // A subflow's input terminals are its Input nodes, none of which comes first.
+            n if n > 1 && is_use => {
+                let each: Vec<String> = inputs.iter().map(|i| format!("`{tlabel}.{i}`")).collect();
                 l.err(
                     target,
                     format!(
                         "`{tlabel}` ({type_name}) has {n} input terminals: the wire must name one"
                     ),
                 )
-                .hint = Some(format!(
-                    "write {}",
-                    inputs
-                        .iter()
-                        .map(|i| format!("`{tlabel}.{i}`"))
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                ));
-                return None;
+                .hint = Some(format!("write {}", each.join(" or ")));
             }
             _ => return Some(0),
         }
+        return None;
     };
     if let Some(p) = inputs.iter().position(|t| *t == name) {
         return Some(p as u16);
