@@ -19,6 +19,8 @@ use crate::project;
 struct Deployed {
     running: RunningFlow,
     stamp: Option<(SystemTime, u64)>,
+    /// The subflow files it uses, as its definition names them.
+    subflows: Vec<String>,
 }
 
 /// The running flows of a server.
@@ -29,6 +31,8 @@ pub struct Deployment {
     flows: Mutex<BTreeMap<PathBuf, Deployed>>,
     /// The ESQL files as the running flows were built from them.
     esql: Mutex<EsqlStamp>,
+    /// The subflow files as the running flows were built from them.
+    subflows: Mutex<EsqlStamp>,
 }
 
 /// Each ESQL file of the project with its modification time and length.
@@ -44,6 +48,30 @@ fn esql_stamp(dir: &Path) -> EsqlStamp {
         .collect()
 }
 
+fn subflow_stamp(dir: &Path) -> EsqlStamp {
+    project::subflow_files(dir)
+        .into_iter()
+        .map(|p| {
+            let s = stamp(&p);
+            (p, s)
+        })
+        .collect()
+}
+
+/// The subflow files added, removed or changed between two stamps, as flow definitions name them.
+fn changed_subflows(before: &EsqlStamp, now: &EsqlStamp) -> Vec<String> {
+    let mut changed = Vec::new();
+    for (p, s) in before.iter().chain(now) {
+        let same = before.iter().any(|x| x.0 == *p && x.1 == *s)
+            && now.iter().any(|x| x.0 == *p && x.1 == *s);
+        let name = project::display_path(p);
+        if !same && !changed.contains(&name) {
+            changed.push(name);
+        }
+    }
+    changed
+}
+
 fn stamp(p: &Path) -> Option<(SystemTime, u64)> {
     let m = std::fs::metadata(p).ok()?;
     Some((m.modified().ok()?, m.len()))
@@ -57,6 +85,7 @@ impl Deployment {
             services,
             flows: Mutex::new(BTreeMap::new()),
             esql: Mutex::new(esql_stamp(dir)),
+            subflows: Mutex::new(subflow_stamp(dir)),
         }
     }
 
@@ -66,11 +95,11 @@ impl Deployment {
 
     /// Build every flow, then start them all; nothing starts if anything fails.
     pub fn deploy_all(&self, defs: &[FlowDef]) -> Result<(), Vec<Diagnostic>> {
-        let mut built = Vec::new();
+        let mut built: Vec<(String, Vec<String>, Arc<Flow>)> = Vec::new();
         let mut problems = Vec::new();
         for d in defs {
             match self.build(d) {
-                Ok(f) => built.push((d.file.clone(), f)),
+                Ok(f) => built.push((d.file.clone(), d.subflow_files.clone(), f)),
                 Err(mut p) => problems.append(&mut p),
             }
         }
@@ -78,7 +107,7 @@ impl Deployment {
             return Err(problems);
         }
         let mut flows = self.flows.lock();
-        for (file, f) in built {
+        for (file, subflows, f) in built {
             let path = self
                 .dir
                 .join("flows")
@@ -89,6 +118,7 @@ impl Deployment {
                 Deployed {
                     running: f.start(),
                     stamp: st,
+                    subflows,
                 },
             );
         }
@@ -120,16 +150,40 @@ impl Deployment {
         if esql_changed {
             tracing::info!("ESQL files changed; redeploying the flows.");
         }
+        // A changed subflow redeploys the flows that use it.
+        let subflows_now = subflow_stamp(&self.dir);
+        let changed_subflows = {
+            let mut s = self.subflows.lock();
+            let changed = changed_subflows(&s, &subflows_now);
+            *s = subflows_now;
+            changed
+        };
+        let (subflow_set, subflow_problems) = project::load_subflows(&self.dir, &self.registry);
+        if !changed_subflows.is_empty() {
+            for p in &subflow_problems {
+                eprint!("{p}");
+            }
+        }
         for f in &files {
             let st = stamp(f);
-            if !esql_changed && flows.get(f).is_some_and(|d| d.stamp == st) {
+            let unchanged = flows.get(f).is_some_and(|d| {
+                d.stamp == st && !d.subflows.iter().any(|s| changed_subflows.contains(s))
+            });
+            if !esql_changed && unchanged {
                 continue;
             }
-            match project::load_flow_file(f, &self.registry).and_then(|def| self.build(&def)) {
-                Ok(flow) => {
+            let loaded = project::load_flow_file(f, &self.registry, &subflow_set)
+                .and_then(|def| self.build(&def).map(|flow| (def.subflow_files, flow)));
+            match loaded {
+                Ok((subflows, flow)) => {
                     tracing::info!(flow = %flow.name, file = %f.display(), "Redeploying flow.");
                     let running = flow.start();
-                    if let Some(old) = flows.insert(f.clone(), Deployed { running, stamp: st }) {
+                    let deployed = Deployed {
+                        running,
+                        stamp: st,
+                        subflows,
+                    };
+                    if let Some(old) = flows.insert(f.clone(), deployed) {
                         old.running.stop();
                     }
                 }
@@ -186,14 +240,20 @@ impl Deployment {
         else {
             return Err(format!("no flow named '{name}'"));
         };
-        let mut def = project::load_flow_file(&path, &self.registry)
+        let (subflow_set, _) = project::load_subflows(&self.dir, &self.registry);
+        let mut def = project::load_flow_file(&path, &self.registry, &subflow_set)
             .map_err(|p| p.iter().map(|d| d.to_string()).collect::<String>())?;
         def.instances = instances;
         let flow = self
             .build(&def)
             .map_err(|p| p.iter().map(|d| d.to_string()).collect::<String>())?;
         let running = flow.start();
-        if let Some(old) = flows.insert(path, Deployed { running, stamp }) {
+        let deployed = Deployed {
+            running,
+            stamp,
+            subflows: def.subflow_files,
+        };
+        if let Some(old) = flows.insert(path, deployed) {
             old.running.stop();
         }
         Ok(())

@@ -1,8 +1,9 @@
-//! A project folder: `sluice.yaml` and `flows/*.yaml`, loaded and validated as a whole.
+//! A project folder: `sluice.yaml`, `flows/*.yaml` and `subflows/*.yaml`, loaded and validated
+//! as a whole.
 
 use std::path::{Path, PathBuf};
 
-use sluice_flow::{Diagnostic, FlowDef, Registry, load_flow};
+use sluice_flow::{Diagnostic, FlowDef, Registry, Subflows, load_flow_with};
 
 use crate::settings::{self, Settings};
 
@@ -15,7 +16,41 @@ pub struct Project {
 
 /// The flow files of a project, sorted by name.
 pub fn flow_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("flows"))
+    yaml_files(&dir.join("flows"))
+}
+
+/// The subflow files of a project, sorted by name.
+pub fn subflow_files(dir: &Path) -> Vec<PathBuf> {
+    yaml_files(&dir.join("subflows"))
+}
+
+/// The project's subflows, with the problems of their files.
+pub fn load_subflows(dir: &Path, registry: &Registry) -> (Subflows, Vec<Diagnostic>) {
+    let mut texts = Vec::new();
+    let mut problems = Vec::new();
+    for path in subflow_files(dir) {
+        let name = display_path(&path);
+        match std::fs::read_to_string(&path) {
+            Ok(src) => texts.push((name, src)),
+            Err(e) => problems.push(Diagnostic::at(
+                &name,
+                "",
+                1,
+                1,
+                format!("cannot read the subflow file: {e}"),
+            )),
+        }
+    }
+    let (set, mut more) = Subflows::load(
+        texts.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+        registry,
+    );
+    problems.append(&mut more);
+    (set, problems)
+}
+
+fn yaml_files(folder: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
         .map(|rd| {
             rd.filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
@@ -34,8 +69,12 @@ pub fn display_path(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-/// Load one flow file.
-pub fn load_flow_file(path: &Path, registry: &Registry) -> Result<FlowDef, Vec<Diagnostic>> {
+/// Load one flow file, with the project's subflows.
+pub fn load_flow_file(
+    path: &Path,
+    registry: &Registry,
+    subflows: &Subflows,
+) -> Result<FlowDef, Vec<Diagnostic>> {
     let name = display_path(path);
     let src = std::fs::read_to_string(path).map_err(|e| {
         vec![Diagnostic::at(
@@ -46,7 +85,7 @@ pub fn load_flow_file(path: &Path, registry: &Registry) -> Result<FlowDef, Vec<D
             format!("cannot read the flow file: {e}"),
         )]
     })?;
-    load_flow(&name, &src, registry)
+    load_flow_with(&name, &src, registry, subflows)
 }
 
 /// Load and validate the whole project, reporting every problem of every file.
@@ -78,9 +117,11 @@ pub fn load(dir: &Path, registry: &Registry) -> Result<Project, Vec<Diagnostic>>
                 .with_hint("put flow files (*.yaml) in the flows/ folder"),
         );
     }
+    let (subflows, mut subflow_problems) = load_subflows(dir, registry);
+    problems.append(&mut subflow_problems);
     let mut flows: Vec<FlowDef> = Vec::new();
     for f in files {
-        match load_flow_file(&f, registry) {
+        match load_flow_file(&f, registry, &subflows) {
             Ok(def) => {
                 if let Some(other) = flows.iter().find(|o| o.name == def.name) {
                     problems.push(Diagnostic::at(
