@@ -3,6 +3,8 @@
 //! Keeping the kind out of the payload lets an element hold name, value, links and source span in
 //! one 64-byte cache line. Intervals, the one kind wider than three words, live in the tree's heap.
 
+use crate::data_type::ScalarType;
+use crate::interval::IntervalQualifier;
 use crate::text::Text;
 use crate::value::Value;
 
@@ -13,23 +15,25 @@ pub(crate) struct Packed {
     pub words: [u32; 3],
 }
 
-const NULL: u8 = 0;
-const BOOLEAN: u8 = 1;
-const INTEGER: u8 = 2;
-const FLOAT: u8 = 3;
-const DECIMAL: u8 = 4;
-pub(crate) const CHARACTER: u8 = 5;
-const BLOB: u8 = 6;
-const BIT: u8 = 7;
-const DATE: u8 = 8;
-const TIME: u8 = 9;
-const GMT_TIME: u8 = 10;
-const TIMESTAMP: u8 = 11;
-const GMT_TIMESTAMP: u8 = 12;
+// The kind is the value's scalar type code, which must fit the four bits an element has for it.
+const _: () = assert!(ScalarType::ALL.len() <= 16);
+const NULL: u8 = ScalarType::Null.code();
+const BOOLEAN: u8 = ScalarType::Boolean.code();
+const INTEGER: u8 = ScalarType::Integer.code();
+const FLOAT: u8 = ScalarType::Float.code();
+const DECIMAL: u8 = ScalarType::Decimal.code();
+pub(crate) const CHARACTER: u8 = ScalarType::Character.code();
+const BLOB: u8 = ScalarType::Blob.code();
+const BIT: u8 = ScalarType::Bit.code();
+const DATE: u8 = ScalarType::Date.code();
+const TIME: u8 = ScalarType::Time.code();
+const GMT_TIME: u8 = ScalarType::GmtTime.code();
+const TIMESTAMP: u8 = ScalarType::Timestamp.code();
+const GMT_TIMESTAMP: u8 = ScalarType::GmtTimestamp.code();
 /// The words are a heap text of [`INTERVAL_BYTES`] bytes.
-const INTERVAL: u8 = 13;
+const INTERVAL: u8 = ScalarType::Interval.code();
 
-/// An interval in the heap: months (4 bytes), microseconds (8), qualifier (1), little-endian.
+/// An interval in the heap: months (4 bytes), microseconds (8), qualifier code (1), little-endian.
 pub(crate) const INTERVAL_BYTES: usize = 13;
 
 fn wide(kind: u8, v: i64) -> Packed {
@@ -81,7 +85,7 @@ impl Packed {
                 let mut b = [0u8; INTERVAL_BYTES];
                 b[..4].copy_from_slice(&months.to_le_bytes());
                 b[4..12].copy_from_slice(&micros.to_le_bytes());
-                b[12] = qualifier;
+                b[12] = qualifier.code();
                 text(INTERVAL, store_interval(&b))
             }
         }
@@ -119,7 +123,9 @@ impl Packed {
                 Value::Interval {
                     months: i32::from_le_bytes(m),
                     micros: i64::from_le_bytes(u),
-                    qualifier: b[12],
+                    // Only `pack` writes these bytes, so the code is always a qualifier's.
+                    qualifier: IntervalQualifier::from_code(b[12])
+                        .unwrap_or(IntervalQualifier::DayToSecond),
                 }
             }
             _ => Value::Null,
@@ -160,7 +166,7 @@ mod tests {
             Value::Interval {
                 months: -14,
                 micros: -3_600_000_001,
-                qualifier: 9,
+                qualifier: IntervalQualifier::HourToSecond,
             },
         ];
         for v in values {
@@ -168,7 +174,26 @@ mod tests {
                 heap = b.to_vec();
                 Text::from_static("")
             });
+            assert_eq!(ScalarType::from_code(p.kind), Some(v.scalar_type()));
             assert_eq!(p.unpack(|_| &heap[..]), v, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn every_interval_qualifier_round_trips_through_its_tree_code() {
+        let mut heap = Vec::new();
+        for qualifier in IntervalQualifier::ALL {
+            let v = Value::Interval {
+                months: 3,
+                micros: 4,
+                qualifier,
+            };
+            let p = Packed::pack(v, |b| {
+                heap = b.to_vec();
+                Text::from_static("")
+            });
+            assert_eq!(heap[INTERVAL_BYTES - 1], qualifier.code());
+            assert_eq!(p.unpack(|_| &heap[..]), v, "{qualifier}");
         }
     }
 }

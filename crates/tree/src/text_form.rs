@@ -230,7 +230,7 @@ mod tests {
             text(Value::Interval {
                 months: 14,
                 micros: 0,
-                qualifier: 0
+                qualifier: crate::IntervalQualifier::YearToMonth
             }),
             "P1Y2M"
         );

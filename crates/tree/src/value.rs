@@ -4,6 +4,8 @@
 //! buffers. Decimals are kept as their canonical decimal text, which is what parsers produce and
 //! serialisers write; arithmetic on them belongs to the ESQL runtime.
 
+use crate::data_type::ScalarType;
+use crate::interval::IntervalQualifier;
 use crate::text::Text;
 
 /// The value of an element. Date and time values count from the Unix epoch.
@@ -33,11 +35,11 @@ pub enum Value {
     Timestamp(i64),
     /// Microseconds since the epoch, GMT.
     GmtTimestamp(i64),
-    /// A duration of months and microseconds; `qualifier` is the ESQL interval qualifier code.
+    /// A duration of months (year-month qualifiers) or microseconds (day-time qualifiers).
     Interval {
         months: i32,
         micros: i64,
-        qualifier: u8,
+        qualifier: IntervalQualifier,
     },
 }
 
@@ -47,23 +49,28 @@ impl Value {
         matches!(self, Value::Null)
     }
 
-    /// The ESQL name of the value's type.
-    pub fn type_name(&self) -> &'static str {
+    /// The value's type.
+    pub const fn scalar_type(&self) -> ScalarType {
         match self {
-            Value::Null => "NULL",
-            Value::Boolean(_) => "BOOLEAN",
-            Value::Integer(_) => "INTEGER",
-            Value::Float(_) => "FLOAT",
-            Value::Decimal(_) => "DECIMAL",
-            Value::Character(_) => "CHARACTER",
-            Value::Blob(_) => "BLOB",
-            Value::Bit(_) => "BIT",
-            Value::Date(_) => "DATE",
-            Value::Time(_) => "TIME",
-            Value::GmtTime(_) => "GMTTIME",
-            Value::Timestamp(_) => "TIMESTAMP",
-            Value::GmtTimestamp(_) => "GMTTIMESTAMP",
-            Value::Interval { .. } => "INTERVAL",
+            Value::Null => ScalarType::Null,
+            Value::Boolean(_) => ScalarType::Boolean,
+            Value::Integer(_) => ScalarType::Integer,
+            Value::Float(_) => ScalarType::Float,
+            Value::Decimal(_) => ScalarType::Decimal,
+            Value::Character(_) => ScalarType::Character,
+            Value::Blob(_) => ScalarType::Blob,
+            Value::Bit(_) => ScalarType::Bit,
+            Value::Date(_) => ScalarType::Date,
+            Value::Time(_) => ScalarType::Time,
+            Value::GmtTime(_) => ScalarType::GmtTime,
+            Value::Timestamp(_) => ScalarType::Timestamp,
+            Value::GmtTimestamp(_) => ScalarType::GmtTimestamp,
+            Value::Interval { .. } => ScalarType::Interval,
         }
+    }
+
+    /// The ESQL name of the value's type (`INTEGER`, … and `NULL`).
+    pub const fn type_name(&self) -> &'static str {
+        self.scalar_type().name()
     }
 }

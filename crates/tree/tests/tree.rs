@@ -324,7 +324,7 @@ fn push_parsed_spanned_builds_what_push_parsed_and_the_setters_build() {
             Value::Interval {
                 months: 1,
                 micros: 2,
-                qualifier: 3,
+                qualifier: sluice_tree::IntervalQualifier::Day,
             },
             None,
             0,

@@ -152,7 +152,7 @@ mod tests {
             Value::Interval {
                 months: 14,
                 micros: 90_061_000_000,
-                qualifier: 0,
+                qualifier: crate::IntervalQualifier::YearToMonth,
             },
             &mut s,
         );

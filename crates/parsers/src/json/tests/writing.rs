@@ -100,7 +100,7 @@ fn every_value_type_is_written() {
         Value::Interval {
             months: 14,
             micros: 93_784_000_005,
-            qualifier: 0,
+            qualifier: sluice_tree::IntervalQualifier::Year,
         },
     );
     let out = write(&mut tree, json, &JsonParser::new());
