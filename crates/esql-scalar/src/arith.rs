@@ -10,7 +10,7 @@ use crate::datetime::{Date, MICROS_PER_DAY, Time, Timestamp};
 use crate::decimal::{Decimal, RoundingMode};
 use crate::error::ScalarError;
 use crate::interval::{Interval, IntervalQualifier};
-use crate::value::{BitString, Value};
+use crate::value::{BitString, ScalarType, Value};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -67,7 +67,7 @@ pub fn negate(a: &Value) -> Result<Value, ScalarError> {
         Value::Integer(i) => i
             .checked_neg()
             .map(Value::Integer)
-            .ok_or_else(|| ScalarError::overflow("-", "INTEGER")),
+            .ok_or_else(|| ScalarError::overflow("-", ScalarType::Integer)),
         Value::Decimal(d) => Ok(Value::Decimal(-*d)),
         Value::Float(f) => Ok(Value::Float(-f)),
         Value::Interval(iv) => scale_interval(iv, &Value::Integer(-1), Op::Mul),
@@ -126,7 +126,7 @@ fn numeric(op: Op, p: Promoted) -> Result<Value, ScalarError> {
                 }
             };
             r.map(Value::Integer)
-                .ok_or_else(|| ScalarError::overflow(op.symbol(), "INTEGER"))
+                .ok_or_else(|| ScalarError::overflow(op.symbol(), ScalarType::Integer))
         }
         Promoted::Dec(x, y) => Ok(Value::Decimal(match op {
             Op::Add => x.checked_add(y)?,
@@ -156,7 +156,7 @@ pub(crate) fn finite(f: f64, op: &str) -> Result<Value, ScalarError> {
     if f.is_finite() {
         Ok(Value::Float(f))
     } else {
-        Err(ScalarError::overflow(op, "FLOAT"))
+        Err(ScalarError::overflow(op, ScalarType::Float))
     }
 }
 
@@ -235,20 +235,11 @@ fn shift_timestamp(t: Timestamp, iv: &Interval, sign: i64) -> Result<Timestamp, 
     Timestamp::from_micros(micros)
 }
 
+/// The qualifier that spans the fields of both (which are of the same kind).
 fn widest(a: IntervalQualifier, b: IntervalQualifier) -> IntervalQualifier {
-    use IntervalQualifier as Q;
-    let order = [Q::Year, Q::Month, Q::Day, Q::Hour, Q::Minute, Q::Second];
-    let lead = |q: Q| q.keyword().split(' ').next().unwrap_or("");
-    let last = |q: Q| q.keyword().rsplit(' ').next().unwrap_or("");
-    let pos = |name: &str| order.iter().position(|q| q.keyword() == name).unwrap_or(0);
-    let start = pos(lead(a)).min(pos(lead(b)));
-    let end = pos(last(a)).max(pos(last(b)));
-    let name = if start == end {
-        order[start].keyword().to_string()
-    } else {
-        format!("{} TO {}", order[start].keyword(), order[end].keyword())
-    };
-    Q::parse(&name).unwrap_or(a)
+    let ((a_lead, a_last), (b_lead, b_last)) = (a.fields(), b.fields());
+    let (lead, last) = (a_lead.min(b_lead), a_last.max(b_last));
+    IntervalQualifier::from_fields(lead, (last != lead).then_some(last)).unwrap_or(a)
 }
 
 fn combine_intervals(op: Op, x: &Interval, y: &Interval) -> Result<Value, ScalarError> {
@@ -260,7 +251,7 @@ fn combine_intervals(op: Op, x: &Interval, y: &Interval) -> Result<Value, Scalar
         });
     }
     let q = widest(x.qualifier(), y.qualifier());
-    let overflow = || ScalarError::overflow(op.symbol(), "INTERVAL");
+    let overflow = || ScalarError::overflow(op.symbol(), ScalarType::Interval);
     if x.is_year_month() {
         let (a, b) = (x.total_months(), y.total_months());
         let r = if op == Op::Add {
@@ -292,7 +283,7 @@ fn scale_interval(iv: &Interval, n: &Value, op: Op) -> Result<Value, ScalarError
     } else {
         iv.total_micros()
     };
-    let overflow = || ScalarError::overflow(op.symbol(), "INTERVAL");
+    let overflow = || ScalarError::overflow(op.symbol(), ScalarType::Interval);
     let zero = || ScalarError::DivisionByZero {
         operation: "/".into(),
     };
@@ -328,7 +319,7 @@ fn scale_interval(iv: &Interval, n: &Value, op: Op) -> Result<Value, ScalarError
         other => {
             return Err(ScalarError::TypeMismatch {
                 operator: op.symbol().into(),
-                left: "INTERVAL",
+                left: ScalarType::Interval.name(),
                 right: other.type_name(),
             });
         }

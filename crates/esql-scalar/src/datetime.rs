@@ -8,6 +8,7 @@ use sluice_tree::text_form;
 use std::fmt;
 
 use crate::error::ScalarError;
+use crate::value::ScalarType;
 
 /// Microseconds in one day.
 pub const MICROS_PER_DAY: i64 = 86_400_000_000;
@@ -179,12 +180,13 @@ impl Date {
     /// Parses the literal body `yyyy-mm-dd`.
     pub fn parse(text: &str) -> Result<Date, ScalarError> {
         let t = text.trim();
-        let fail = || ScalarError::cast(text, "DATE");
+        let fail = || ScalarError::cast(text, ScalarType::Date);
         let mut parts = t.splitn(3, '-');
         let y = parse_field(parts.next(), 1, 4).ok_or_else(fail)?;
         let m = parse_field(parts.next(), 1, 2).ok_or_else(fail)?;
         let d = parse_field(parts.next(), 1, 2).ok_or_else(fail)?;
-        Date::new(y, m, d).map_err(|e| ScalarError::cast_because(text, "DATE", e.to_string()))
+        Date::new(y, m, d)
+            .map_err(|e| ScalarError::cast_because(text, ScalarType::Date, e.to_string()))
     }
 }
 
@@ -274,7 +276,7 @@ impl Time {
     /// Parses the literal body `hh:mm:ss[.ffffff]` (seconds may be left out).
     pub fn parse(text: &str) -> Result<Time, ScalarError> {
         let t = text.trim();
-        let fail = || ScalarError::cast(text, "TIME");
+        let fail = || ScalarError::cast(text, ScalarType::Time);
         let (main, frac) = match t.split_once('.') {
             Some((m, f)) => (m, parse_fraction(f).ok_or_else(fail)?),
             None => (t, 0),
@@ -289,7 +291,8 @@ impl Time {
         if parts.next().is_some() {
             return Err(fail());
         }
-        Time::new(h, m, s, frac).map_err(|e| ScalarError::cast_because(text, "TIME", e.to_string()))
+        Time::new(h, m, s, frac)
+            .map_err(|e| ScalarError::cast_because(text, ScalarType::Time, e.to_string()))
     }
 }
 
@@ -322,7 +325,7 @@ impl Timestamp {
             None => (t, ""),
         };
         let map = |e: ScalarError| match e {
-            ScalarError::CastFailure { .. } => ScalarError::cast(text, "TIMESTAMP"),
+            ScalarError::CastFailure { .. } => ScalarError::cast(text, ScalarType::Timestamp),
             other => other,
         };
         let date = Date::parse(d).map_err(map)?;

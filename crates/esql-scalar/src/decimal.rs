@@ -10,6 +10,7 @@ use std::fmt;
 use dec::{Context, Decimal128, Rounding};
 
 use crate::error::ScalarError;
+use crate::value::ScalarType;
 
 /// The number of significant digits a DECIMAL holds.
 pub const DECIMAL_DIGITS: u32 = 34;
@@ -87,7 +88,7 @@ impl Decimal {
     /// digits are rounded half-even, as the broker does.
     pub fn parse(text: &str) -> Result<Decimal, ScalarError> {
         let t = text.trim();
-        let fail = || ScalarError::cast(text, "DECIMAL");
+        let fail = || ScalarError::cast(text, ScalarType::Decimal);
         // decNumber also accepts "Inf" and "NaN"; ESQL has no such DECIMAL values.
         let body = t.strip_prefix(['+', '-']).unwrap_or(t);
         let first = body.chars().next().ok_or_else(fail)?;
@@ -97,7 +98,7 @@ impl Decimal {
         let mut cx = context();
         let d = cx.parse(t).map_err(|_| fail())?;
         if cx.status().overflow() || !d.is_finite() {
-            return Err(ScalarError::overflow("CAST", "DECIMAL"));
+            return Err(ScalarError::overflow("CAST", ScalarType::Decimal));
         }
         Ok(Decimal(d))
     }
@@ -116,7 +117,7 @@ impl Decimal {
     /// The DECIMAL for a FLOAT, rounded to 15 significant digits as the broker does.
     pub fn from_f64(f: f64) -> Result<Decimal, ScalarError> {
         if !f.is_finite() {
-            return Err(ScalarError::cast(f.to_string(), "DECIMAL"));
+            return Err(ScalarError::cast(f.to_string(), ScalarType::Decimal));
         }
         let text = format!("{f:.14e}");
         let d = Decimal::parse(&text)?;
@@ -167,10 +168,10 @@ impl Decimal {
             });
         }
         if st.overflow() || !d.is_finite() {
-            return Err(ScalarError::overflow(op, "DECIMAL"));
+            return Err(ScalarError::overflow(op, ScalarType::Decimal));
         }
         if st.invalid_operation() || st.division_impossible() {
-            return Err(ScalarError::overflow(op, "DECIMAL"));
+            return Err(ScalarError::overflow(op, ScalarType::Decimal));
         }
         Ok(Decimal(d))
     }
@@ -253,7 +254,7 @@ impl Decimal {
         let value = if e >= 0 {
             // At most 34 digits of coefficient; the scale must keep it inside i64.
             if e > 19 && c != 0 {
-                return Err(ScalarError::overflow("CAST", "INTEGER"));
+                return Err(ScalarError::overflow("CAST", ScalarType::Integer));
             }
             c.checked_mul(10i128.pow(e as u32))
         } else {
@@ -261,7 +262,7 @@ impl Decimal {
         };
         value
             .and_then(|v| i64::try_from(v).ok())
-            .ok_or_else(|| ScalarError::overflow("CAST", "INTEGER"))
+            .ok_or_else(|| ScalarError::overflow("CAST", ScalarType::Integer))
     }
 
     /// The nearest FLOAT.

@@ -1,5 +1,8 @@
 //! Errors raised by scalar evaluation, worded like the broker's ESQL runtime messages.
 
+use std::fmt;
+
+use sluice_tree::ScalarType;
 use thiserror::Error;
 
 /// A failure while evaluating a scalar operation, cast or built-in function.
@@ -117,30 +120,30 @@ impl ScalarError {
         }
     }
 
-    pub(crate) fn cast(value: impl Into<String>, target: impl Into<String>) -> Self {
+    pub(crate) fn cast(value: impl Into<String>, target: impl fmt::Display) -> Self {
         ScalarError::CastFailure {
             value: value.into(),
-            target: target.into(),
+            target: target.to_string(),
             detail: String::new(),
         }
     }
 
     pub(crate) fn cast_because(
         value: impl Into<String>,
-        target: impl Into<String>,
+        target: impl fmt::Display,
         detail: impl AsRef<str>,
     ) -> Self {
         ScalarError::CastFailure {
             value: value.into(),
-            target: target.into(),
+            target: target.to_string(),
             detail: format!(": {}", detail.as_ref()),
         }
     }
 
-    pub(crate) fn overflow(operation: impl Into<String>, type_name: &'static str) -> Self {
+    pub(crate) fn overflow(operation: impl Into<String>, ty: ScalarType) -> Self {
         ScalarError::Overflow {
             operation: operation.into(),
-            type_name,
+            type_name: ty.name(),
         }
     }
 

@@ -35,8 +35,8 @@ pub use crate::datetime::{Date, Time, Timestamp};
 pub use crate::decimal::{Decimal, RoundingMode};
 pub use crate::error::ScalarError;
 pub use crate::functions::call;
-pub use crate::interval::{Interval, IntervalQualifier};
-pub use crate::value::{BitString, DataType, Value};
+pub use crate::interval::{DatetimeField, Interval, IntervalQualifier};
+pub use crate::value::{BitString, DataType, ScalarType, Value};
 
 #[cfg(test)]
 mod proptests;

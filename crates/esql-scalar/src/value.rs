@@ -1,4 +1,4 @@
-//! The ESQL scalar value and the names of its types.
+//! The ESQL scalar value; its types and their names are the tree's ([`ScalarType`], [`DataType`]).
 
 use std::fmt;
 
@@ -7,7 +7,9 @@ use bytes::Bytes;
 use crate::char_string::CharString;
 use crate::datetime::{Date, Time, Timestamp};
 use crate::decimal::Decimal;
-use crate::interval::{Interval, IntervalQualifier};
+use crate::interval::Interval;
+
+pub use sluice_tree::{DataType, ScalarType};
 
 /// An ESQL bit string (`B'0101'`), one `bool` per bit, most significant first.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -100,24 +102,29 @@ pub enum Value {
 }
 
 impl Value {
-    /// The ESQL name of the value's type (`INTEGER`, `CHARACTER`, … and `NULL`).
-    pub fn type_name(&self) -> &'static str {
+    /// The value's type.
+    pub const fn scalar_type(&self) -> ScalarType {
         match self {
-            Value::Null => "NULL",
-            Value::Boolean(_) => "BOOLEAN",
-            Value::Integer(_) => "INTEGER",
-            Value::Decimal(_) => "DECIMAL",
-            Value::Float(_) => "FLOAT",
-            Value::Character(_) => "CHARACTER",
-            Value::Blob(_) => "BLOB",
-            Value::Bit(_) => "BIT",
-            Value::Date(_) => "DATE",
-            Value::Time(_) => "TIME",
-            Value::GmtTime(_) => "GMTTIME",
-            Value::Timestamp(_) => "TIMESTAMP",
-            Value::GmtTimestamp(_) => "GMTTIMESTAMP",
-            Value::Interval(_) => "INTERVAL",
+            Value::Null => ScalarType::Null,
+            Value::Boolean(_) => ScalarType::Boolean,
+            Value::Integer(_) => ScalarType::Integer,
+            Value::Decimal(_) => ScalarType::Decimal,
+            Value::Float(_) => ScalarType::Float,
+            Value::Character(_) => ScalarType::Character,
+            Value::Blob(_) => ScalarType::Blob,
+            Value::Bit(_) => ScalarType::Bit,
+            Value::Date(_) => ScalarType::Date,
+            Value::Time(_) => ScalarType::Time,
+            Value::GmtTime(_) => ScalarType::GmtTime,
+            Value::Timestamp(_) => ScalarType::Timestamp,
+            Value::GmtTimestamp(_) => ScalarType::GmtTimestamp,
+            Value::Interval(_) => ScalarType::Interval,
         }
+    }
+
+    /// The ESQL name of the value's type (`INTEGER`, `CHARACTER`, … and `NULL`).
+    pub const fn type_name(&self) -> &'static str {
+        self.scalar_type().name()
     }
 
     /// True for NULL.
@@ -173,7 +180,7 @@ impl Value {
             Value::Boolean(b) => Ok(Some(*b)),
             other => Err(crate::ScalarError::cast(
                 crate::cast::to_character(other).unwrap_or_default(),
-                "BOOLEAN",
+                ScalarType::Boolean,
             )),
         }
     }
@@ -191,111 +198,11 @@ impl Value {
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_null() {
-            return f.write_str("NULL");
+            return f.write_str(ScalarType::Null.name());
         }
         match crate::cast::to_character(self) {
             Ok(s) => f.write_str(&s),
             Err(_) => f.write_str(self.type_name()),
-        }
-    }
-}
-
-/// The target of a CAST or the declared type of a variable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DataType {
-    /// BOOLEAN
-    Boolean,
-    /// INTEGER (also INT)
-    Integer,
-    /// DECIMAL, optionally with precision and scale: `DECIMAL(10, 2)`.
-    Decimal(Option<(u32, u32)>),
-    /// FLOAT
-    Float,
-    /// CHARACTER (also CHAR)
-    Character,
-    /// BLOB
-    Blob,
-    /// BIT
-    Bit,
-    /// DATE
-    Date,
-    /// TIME
-    Time,
-    /// GMTTIME
-    GmtTime,
-    /// TIMESTAMP
-    Timestamp,
-    /// GMTTIMESTAMP
-    GmtTimestamp,
-    /// INTERVAL with an optional qualifier.
-    Interval(Option<IntervalQualifier>),
-}
-
-impl DataType {
-    /// Parses a type name as ESQL writes it in CAST and DECLARE (`INT`, `CHAR`,
-    /// `DECIMAL(10,2)`, `INTERVAL DAY TO SECOND`; case-insensitive).
-    pub fn parse(text: &str) -> Option<DataType> {
-        let t = text.trim().to_ascii_uppercase();
-        let t = t.as_str();
-        if let Some(rest) = t.strip_prefix("INTERVAL") {
-            let rest = rest.trim();
-            if rest.is_empty() {
-                return Some(DataType::Interval(None));
-            }
-            return IntervalQualifier::parse(rest).map(|q| DataType::Interval(Some(q)));
-        }
-        if let Some(rest) = t.strip_prefix("DECIMAL") {
-            let rest = rest.trim();
-            if rest.is_empty() {
-                return Some(DataType::Decimal(None));
-            }
-            let inner = rest.strip_prefix('(')?.strip_suffix(')')?;
-            let mut nums = inner.split(',').map(|s| s.trim().parse::<u32>());
-            let p = nums.next()?.ok()?;
-            let s = match nums.next() {
-                Some(s) => s.ok()?,
-                None => 0,
-            };
-            if nums.next().is_some() || p == 0 || p > 34 || s > p {
-                return None;
-            }
-            return Some(DataType::Decimal(Some((p, s))));
-        }
-        Some(match t {
-            "BOOLEAN" => DataType::Boolean,
-            "INTEGER" | "INT" => DataType::Integer,
-            "FLOAT" => DataType::Float,
-            "CHARACTER" | "CHAR" => DataType::Character,
-            "BLOB" => DataType::Blob,
-            "BIT" => DataType::Bit,
-            "DATE" => DataType::Date,
-            "TIME" => DataType::Time,
-            "GMTTIME" => DataType::GmtTime,
-            "TIMESTAMP" => DataType::Timestamp,
-            "GMTTIMESTAMP" => DataType::GmtTimestamp,
-            _ => return None,
-        })
-    }
-}
-
-impl fmt::Display for DataType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DataType::Boolean => f.write_str("BOOLEAN"),
-            DataType::Integer => f.write_str("INTEGER"),
-            DataType::Decimal(None) => f.write_str("DECIMAL"),
-            DataType::Decimal(Some((p, s))) => write!(f, "DECIMAL({p}, {s})"),
-            DataType::Float => f.write_str("FLOAT"),
-            DataType::Character => f.write_str("CHARACTER"),
-            DataType::Blob => f.write_str("BLOB"),
-            DataType::Bit => f.write_str("BIT"),
-            DataType::Date => f.write_str("DATE"),
-            DataType::Time => f.write_str("TIME"),
-            DataType::GmtTime => f.write_str("GMTTIME"),
-            DataType::Timestamp => f.write_str("TIMESTAMP"),
-            DataType::GmtTimestamp => f.write_str("GMTTIMESTAMP"),
-            DataType::Interval(None) => f.write_str("INTERVAL"),
-            DataType::Interval(Some(q)) => write!(f, "INTERVAL {}", q.keyword()),
         }
     }
 }
@@ -311,21 +218,6 @@ mod tests {
         assert_eq!(b.to_bytes(), Some(vec![0x0a, 0x1b]));
         assert_eq!(BitString::parse("101").map(|b| b.to_bytes()), Some(None));
         assert!(BitString::parse("12").is_none());
-    }
-
-    #[test]
-    fn data_type_names_parse() {
-        assert_eq!(DataType::parse("int"), Some(DataType::Integer));
-        assert_eq!(
-            DataType::parse("DECIMAL(10, 2)"),
-            Some(DataType::Decimal(Some((10, 2))))
-        );
-        assert_eq!(DataType::parse("DECIMAL(2, 3)"), None);
-        assert_eq!(
-            DataType::parse("interval year to month"),
-            Some(DataType::Interval(Some(IntervalQualifier::YearToMonth)))
-        );
-        assert_eq!(DataType::parse("VARCHAR"), None);
     }
 
     #[test]

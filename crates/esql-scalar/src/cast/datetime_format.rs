@@ -11,7 +11,7 @@
 use crate::clock;
 use crate::datetime::{Date, MICROS_PER_SECOND, Time, Timestamp};
 use crate::error::ScalarError;
-use crate::value::{DataType, Value};
+use crate::value::{DataType, ScalarType, Value};
 
 const MONTHS: [&str; 12] = [
     "January",
@@ -485,7 +485,7 @@ pub fn parse_datetime(text: &str, pattern: &str, target: DataType) -> Result<Val
         DataType::GmtTimestamp => Value::GmtTimestamp(ts),
         other => {
             return Err(ScalarError::UnsupportedCast {
-                from: "CHARACTER",
+                from: ScalarType::Character.name(),
                 to: other.to_string(),
             });
         }

@@ -5,7 +5,7 @@ use crate::datetime::{Date, MICROS_PER_SECOND, Time, Timestamp};
 use crate::decimal::{Decimal, RoundingMode};
 use crate::error::ScalarError;
 use crate::interval::{Interval, IntervalQualifier};
-use crate::value::{DataType, Value};
+use crate::value::{DataType, ScalarType, Value};
 
 fn describe(values: &[Value]) -> String {
     let parts: Vec<String> = values
@@ -151,7 +151,7 @@ fn interval_from_fields(
             to: format!("{target} from {} values", values.len()),
         });
     }
-    let overflow = || ScalarError::overflow("CAST", "INTERVAL");
+    let overflow = || ScalarError::overflow("CAST", ScalarType::Interval);
     let mut total: i64 = 0;
     for (v, unit) in values.iter().zip(units) {
         let part = if *unit == MICROS_PER_SECOND {

@@ -19,7 +19,7 @@ use crate::datetime::{Date, MICROS_PER_DAY, MICROS_PER_SECOND, Time, Timestamp};
 use crate::decimal::{Decimal, RoundingMode};
 use crate::error::ScalarError;
 use crate::interval::{Interval, IntervalQualifier};
-use crate::value::{BitString, DataType, Value};
+use crate::value::{BitString, DataType, ScalarType, Value};
 
 /// The optional clauses of a CAST.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -138,7 +138,7 @@ fn convert(value: &Value, target: DataType, opts: &CastOptions) -> Result<Value,
             Value::Bit(bits) => bits.to_bytes().map(Value::from_bytes).ok_or_else(|| {
                 ScalarError::cast_because(
                     format!("B'{}'", bits.digits()),
-                    "BLOB",
+                    ScalarType::Blob,
                     "the bit count is not a multiple of 8",
                 )
             }),
@@ -219,14 +219,14 @@ fn to_integer(value: &Value, opts: &CastOptions) -> Result<i64, ScalarError> {
             if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&t) {
                 Ok(t as i64)
             } else {
-                Err(ScalarError::overflow("CAST", "INTEGER"))
+                Err(ScalarError::overflow("CAST", ScalarType::Integer))
             }
         }
         Value::Bit(b) => {
             if b.len() > 64 {
                 return Err(ScalarError::cast_because(
                     format!("B'{}'", b.digits()),
-                    "INTEGER",
+                    ScalarType::Integer,
                     "more than 64 bits",
                 ));
             }
@@ -238,7 +238,7 @@ fn to_integer(value: &Value, opts: &CastOptions) -> Result<i64, ScalarError> {
             if bytes.len() > 8 {
                 return Err(ScalarError::cast_because(
                     crate::codepage::hex_literal(bytes),
-                    "INTEGER",
+                    ScalarType::Integer,
                     "more than 8 bytes",
                 ));
             }
@@ -272,14 +272,14 @@ fn fit_decimal(d: Decimal, shape: Option<(u32, u32)>) -> Result<Decimal, ScalarE
         let padded = 10i128
             .checked_pow(shift)
             .and_then(|p| rounded.coefficient().checked_mul(p))
-            .ok_or_else(|| ScalarError::overflow("CAST", "DECIMAL"))?;
+            .ok_or_else(|| ScalarError::overflow("CAST", ScalarType::Decimal))?;
         Decimal::from_parts(padded, -(scale as i32))?
     } else {
         rounded
     };
     let digits = rescaled.coefficient().unsigned_abs().to_string().len() as u32;
     if digits > precision {
-        return Err(ScalarError::overflow("CAST", "DECIMAL"));
+        return Err(ScalarError::overflow("CAST", ScalarType::Decimal));
     }
     Ok(rescaled)
 }

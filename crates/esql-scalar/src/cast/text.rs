@@ -12,7 +12,7 @@ use crate::decimal::Decimal;
 use crate::error::ScalarError;
 use crate::float_format::format_float;
 use crate::interval::{Interval, IntervalQualifier};
-use crate::value::{BitString, DataType, Value};
+use crate::value::{BitString, DataType, ScalarType, Value};
 
 /// `CAST(value AS CHARACTER)` without options, for use inside other operations.
 pub fn to_character(value: &Value) -> Result<String, ScalarError> {
@@ -91,7 +91,7 @@ pub(super) fn to_character_with(value: &Value, opts: &CastOptions) -> Result<Str
                 let bytes = bits.to_bytes().ok_or_else(|| {
                     ScalarError::cast_because(
                         format!("B'{}'", bits.digits()),
-                        "CHARACTER",
+                        ScalarType::Character,
                         "the bit count is not a multiple of 8",
                     )
                 })?;
@@ -138,7 +138,7 @@ fn literal_body<'a>(text: &'a str, keyword: &str) -> &'a str {
 
 pub(super) fn parse_integer(text: &str) -> Result<i64, ScalarError> {
     let t = text.trim();
-    let fail = || ScalarError::cast(text, "INTEGER");
+    let fail = || ScalarError::cast(text, ScalarType::Integer);
     let (negative, digits) = match t.strip_prefix('-') {
         Some(d) => (true, d),
         None => (false, t.strip_prefix('+').unwrap_or(t)),
@@ -153,19 +153,19 @@ pub(super) fn parse_integer(text: &str) -> Result<i64, ScalarError> {
     if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
         return Err(fail());
     }
-    let magnitude =
-        u64::from_str_radix(digits, radix).map_err(|_| ScalarError::overflow("CAST", "INTEGER"))?;
+    let magnitude = u64::from_str_radix(digits, radix)
+        .map_err(|_| ScalarError::overflow("CAST", ScalarType::Integer))?;
     if radix == 16 && !negative {
         // Hexadecimal literals are two's complement bit patterns (0xFFFFFFFFFFFFFFFF = -1).
         return Ok(magnitude as i64);
     }
     let v = i128::from(magnitude) * if negative { -1 } else { 1 };
-    i64::try_from(v).map_err(|_| ScalarError::overflow("CAST", "INTEGER"))
+    i64::try_from(v).map_err(|_| ScalarError::overflow("CAST", ScalarType::Integer))
 }
 
 pub(super) fn parse_float(text: &str) -> Result<f64, ScalarError> {
     let t = text.trim();
-    let fail = || ScalarError::cast(text, "FLOAT");
+    let fail = || ScalarError::cast(text, ScalarType::Float);
     // Rust also reads "inf" and "NaN"; ESQL float literals are digits only.
     let ok_chars = t
         .chars()
@@ -177,13 +177,13 @@ pub(super) fn parse_float(text: &str) -> Result<f64, ScalarError> {
     if f.is_finite() {
         Ok(f)
     } else {
-        Err(ScalarError::overflow("CAST", "FLOAT"))
+        Err(ScalarError::overflow("CAST", ScalarType::Float))
     }
 }
 
 fn parse_hex(text: &str) -> Result<Vec<u8>, ScalarError> {
     let body = literal_body(text, "X");
-    let fail = || ScalarError::cast(text, "BLOB");
+    let fail = || ScalarError::cast(text, ScalarType::Blob);
     if !body.len().is_multiple_of(2) || !body.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(fail());
     }
@@ -212,14 +212,14 @@ pub(super) fn from_character(
             } else if t.eq_ignore_ascii_case("UNKNOWN") {
                 Ok(Value::Null)
             } else {
-                Err(ScalarError::cast(s, "BOOLEAN"))
+                Err(ScalarError::cast(s, ScalarType::Boolean))
             }
         }
         DataType::Integer => match fmt {
             Some(p) => {
                 let d = number_format::parse_number(s, p)?;
                 if !d.is_integer() {
-                    return Err(ScalarError::cast(s, "INTEGER"));
+                    return Err(ScalarError::cast(s, ScalarType::Integer));
                 }
                 d.to_i64(crate::RoundingMode::Down).map(Value::Integer)
             }
@@ -248,7 +248,7 @@ pub(super) fn from_character(
             )?))),
             None => BitString::parse(literal_body(s, "B"))
                 .map(Value::Bit)
-                .ok_or_else(|| ScalarError::cast(s, "BIT")),
+                .ok_or_else(|| ScalarError::cast(s, ScalarType::Bit)),
         },
         DataType::Date
         | DataType::Time
@@ -258,13 +258,7 @@ pub(super) fn from_character(
             if let Some(p) = fmt {
                 return datetime_format::parse_datetime(s, p, target);
             }
-            let keyword = match target {
-                DataType::Date => "DATE",
-                DataType::Time => "TIME",
-                DataType::GmtTime => "GMTTIME",
-                DataType::Timestamp => "TIMESTAMP",
-                _ => "GMTTIMESTAMP",
-            };
+            let keyword = target.name();
             let body = literal_body(s, keyword);
             let relabel = |e: ScalarError| match e {
                 ScalarError::CastFailure { detail, .. } => ScalarError::CastFailure {
@@ -289,20 +283,18 @@ pub(super) fn from_character(
 /// Reads `INTERVAL '…' QUALIFIER`, or a bare body with the target's qualifier.
 fn parse_interval_text(s: &str, q: Option<IntervalQualifier>) -> Result<Interval, ScalarError> {
     let t = s.trim();
-    let target = match q {
-        Some(q) => format!("INTERVAL {}", q.keyword()),
-        None => "INTERVAL".to_string(),
-    };
-    if t.len() > 8 && t.is_char_boundary(8) && t[..8].eq_ignore_ascii_case("INTERVAL") {
-        let rest = t[8..].trim_start();
+    let target = DataType::Interval(q);
+    let keyword = ScalarType::Interval.name();
+    let n = keyword.len();
+    if t.len() > n && t.is_char_boundary(n) && t[..n].eq_ignore_ascii_case(keyword) {
+        let rest = t[n..].trim_start();
         let inner = rest
             .strip_prefix('\'')
-            .ok_or_else(|| ScalarError::cast(s, target.clone()))?;
+            .ok_or_else(|| ScalarError::cast(s, target))?;
         let (body, qual) = inner
             .split_once('\'')
-            .ok_or_else(|| ScalarError::cast(s, target.clone()))?;
-        let lit_q =
-            IntervalQualifier::parse(qual).ok_or_else(|| ScalarError::cast(s, target.clone()))?;
+            .ok_or_else(|| ScalarError::cast(s, target))?;
+        let lit_q = IntervalQualifier::parse(qual).ok_or_else(|| ScalarError::cast(s, target))?;
         let iv = Interval::parse(body, lit_q)?;
         return match q {
             Some(q) => iv.with_qualifier(q),

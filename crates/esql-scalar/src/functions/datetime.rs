@@ -7,7 +7,7 @@
 use crate::clock;
 use crate::datetime::{Date, MICROS_PER_SECOND, Timestamp};
 use crate::error::ScalarError;
-use crate::interval::{Interval, IntervalQualifier};
+use crate::interval::{DatetimeField, Interval, IntervalQualifier};
 use crate::value::Value;
 
 /// The value of a CURRENT_… special register (`CURRENT_DATE`, `CURRENT_TIME`,
@@ -75,12 +75,13 @@ pub fn extract(field: &str, source: &Value) -> Result<Value, ScalarError> {
         Value::Time(t) | Value::GmtTime(t) => (None, Some(*t)),
         Value::Timestamp(ts) | Value::GmtTimestamp(ts) => (Some(ts.date), Some(ts.time)),
         Value::Interval(iv) => {
-            if f == "SECOND" && !iv.is_year_month() {
-                let micros = iv.field_value("SECOND").ok_or_else(no_field)? * MICROS_PER_SECOND
-                    + iv.total_micros() % MICROS_PER_SECOND;
+            let field = DatetimeField::from_name(&f).ok_or_else(no_field)?;
+            let v = iv.field_value(field).ok_or_else(no_field)?;
+            if field == DatetimeField::Second {
+                let micros = v * MICROS_PER_SECOND + iv.total_micros() % MICROS_PER_SECOND;
                 return Ok(Value::Float(micros as f64 / MICROS_PER_SECOND as f64));
             }
-            return iv.field_value(&f).map(Value::Integer).ok_or_else(no_field);
+            return Ok(Value::Integer(v));
         }
         other => {
             return Err(ScalarError::arg(

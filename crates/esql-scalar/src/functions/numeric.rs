@@ -10,6 +10,7 @@ use std::cell::Cell;
 use crate::arith::{as_f64, finite};
 use crate::decimal::{Decimal, RoundingMode};
 use crate::error::ScalarError;
+use crate::value::ScalarType;
 use crate::value::Value;
 
 fn not_numeric(function: &str, position: usize, v: &Value) -> ScalarError {
@@ -42,7 +43,7 @@ pub fn abs(v: &Value) -> Result<Value, ScalarError> {
         Value::Integer(i) => i
             .checked_abs()
             .map(Value::Integer)
-            .ok_or_else(|| ScalarError::overflow("ABS", "INTEGER")),
+            .ok_or_else(|| ScalarError::overflow("ABS", ScalarType::Integer)),
         Value::Decimal(d) => Ok(Value::Decimal(d.abs())),
         Value::Float(f) => Ok(Value::Float(f.abs())),
         other => Err(not_numeric("ABS", 1, other)),
