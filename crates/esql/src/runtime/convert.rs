@@ -3,30 +3,9 @@
 
 use bytes::Bytes;
 use sluice_esql_scalar::{
-    BitString, CharString, CharWriter, Date, Decimal, Interval, IntervalQualifier, Time, Timestamp,
-    Value,
+    BitString, CharString, CharWriter, Date, Decimal, Interval, Time, Timestamp, Value,
 };
 use sluice_tree::{NodeId, Tree, Value as TreeValue};
-
-const QUALIFIERS: [IntervalQualifier; 13] = [
-    IntervalQualifier::Year,
-    IntervalQualifier::YearToMonth,
-    IntervalQualifier::Month,
-    IntervalQualifier::Day,
-    IntervalQualifier::DayToHour,
-    IntervalQualifier::DayToMinute,
-    IntervalQualifier::DayToSecond,
-    IntervalQualifier::Hour,
-    IntervalQualifier::HourToMinute,
-    IntervalQualifier::HourToSecond,
-    IntervalQualifier::Minute,
-    IntervalQualifier::MinuteToSecond,
-    IntervalQualifier::Second,
-];
-
-fn qualifier_code(q: IntervalQualifier) -> u8 {
-    QUALIFIERS.iter().position(|x| *x == q).unwrap_or(6) as u8
-}
 
 /// The scalar value of element `id` (character data is copied out of the tree: in place when
 /// it is short, see [`CharString`]).
@@ -61,14 +40,10 @@ pub fn from_tree(tree: &Tree, v: TreeValue) -> Value {
             micros,
             qualifier,
         } => {
-            let q = QUALIFIERS
-                .get(qualifier as usize)
-                .copied()
-                .unwrap_or(IntervalQualifier::DayToSecond);
-            let i = if q.is_year_month() {
-                Interval::months(months as i64, q)
+            let i = if qualifier.is_year_month() {
+                Interval::months(months as i64, qualifier)
             } else {
-                Interval::micros(micros, q)
+                Interval::micros(micros, qualifier)
             };
             i.map_or(Value::Null, Value::Interval)
         }
@@ -94,7 +69,7 @@ pub fn to_tree(tree: &mut Tree, v: &Value) -> TreeValue {
         Value::Interval(i) => TreeValue::Interval {
             months: i.total_months() as i32,
             micros: i.total_micros(),
-            qualifier: qualifier_code(i.qualifier()),
+            qualifier: i.qualifier(),
         },
     }
 }
@@ -119,6 +94,58 @@ pub fn char_text(v: &Value) -> CharString {
                 Ok(()) => w.finish(),
                 Err(_) => CharString::EMPTY,
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sluice_esql_scalar::IntervalQualifier;
+
+    use super::*;
+
+    #[test]
+    fn interval_keeps_its_qualifier_through_a_tree_element_for_every_qualifier() {
+        let mut tree = Tree::new("Root");
+        let root = tree.root();
+        for q in IntervalQualifier::ALL {
+            let iv = if q.is_year_month() {
+                Interval::months(-14, q)
+            } else {
+                Interval::micros(90_061_000_001, q)
+            };
+            let v = Value::Interval(iv.unwrap_or_else(|e| panic!("{q}: {e}")));
+            let stored = to_tree(&mut tree, &v);
+            tree.set_value(root, stored);
+            assert_eq!(read(&tree, root), v, "{q}");
+        }
+    }
+
+    #[test]
+    fn every_scalar_type_is_the_same_in_the_tree() {
+        let mut tree = Tree::new("Root");
+        let values = [
+            Value::Null,
+            Value::Boolean(true),
+            Value::Integer(-3),
+            Value::Float(0.5),
+            Value::Decimal(Decimal::from_i64(12)),
+            Value::from_text("x"),
+            Value::from_bytes(&b"\x01"[..]),
+            Value::Bit(BitString(vec![true, false])),
+            Value::Date(Date::from_days(19_000).unwrap_or_else(|e| panic!("{e}"))),
+            Value::Time(Time::from_micros_wrapping(5)),
+            Value::GmtTime(Time::from_micros_wrapping(6)),
+            Value::Timestamp(Timestamp::from_micros(7).unwrap_or_else(|e| panic!("{e}"))),
+            Value::GmtTimestamp(Timestamp::from_micros(8).unwrap_or_else(|e| panic!("{e}"))),
+            Value::Interval(
+                Interval::months(1, IntervalQualifier::Month).unwrap_or_else(|e| panic!("{e}")),
+            ),
+        ];
+        for v in values {
+            let t = to_tree(&mut tree, &v);
+            assert_eq!(t.scalar_type(), v.scalar_type(), "{v:?}");
+            assert_eq!(t.type_name(), v.type_name());
         }
     }
 }

@@ -170,15 +170,9 @@ impl Cx<'_> {
                     predicate: Box::new(p),
                 }
             }
-            ExprKind::IntervalOf { expr, qualifier } => match super::qualifier_of(qualifier) {
-                Some(q) => Ex::IntervalOf {
-                    expr: Box::new(self.expr(expr)),
-                    qualifier: q,
-                },
-                None => {
-                    self.err(e.span, "unknown interval qualifier");
-                    Ex::Const(Value::Null)
-                }
+            ExprKind::IntervalOf { expr, qualifier } => Ex::IntervalOf {
+                expr: Box::new(self.expr(expr)),
+                qualifier: *qualifier,
             },
             ExprKind::Aggregate { func, arg } => Ex::Aggregate {
                 func: *func,
@@ -256,14 +250,7 @@ impl Cx<'_> {
             }
             ExprKind::Extract { field, source } => {
                 let f = match field {
-                    ExtractField::Unit(u) => match u {
-                        ast::IntervalUnit::Year => "YEAR",
-                        ast::IntervalUnit::Month => "MONTH",
-                        ast::IntervalUnit::Day => "DAY",
-                        ast::IntervalUnit::Hour => "HOUR",
-                        ast::IntervalUnit::Minute => "MINUTE",
-                        ast::IntervalUnit::Second => "SECOND",
-                    },
+                    ExtractField::Unit(u) => u.name(),
                     ExtractField::DayOfYear => "DAYOFYEAR",
                     ExtractField::DayOfWeek => "DAYOFWEEK",
                     ExtractField::MonthOfYear => "MONTHOFYEAR",

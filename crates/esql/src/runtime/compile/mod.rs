@@ -373,59 +373,18 @@ pub(crate) fn literal(l: &ast::Literal) -> Result<Value, String> {
             Value::GmtTimestamp(s::Timestamp::parse(t).map_err(|e| e.to_string())?)
         }
         ast::Literal::Interval { text, qualifier } => {
-            let q = qualifier_of(qualifier).ok_or("bad interval qualifier")?;
-            Value::Interval(s::Interval::parse(text, q).map_err(|e| e.to_string())?)
+            Value::Interval(s::Interval::parse(text, *qualifier).map_err(|e| e.to_string())?)
         }
     })
-}
-
-fn unit_word(u: ast::IntervalUnit) -> &'static str {
-    match u {
-        ast::IntervalUnit::Year => "YEAR",
-        ast::IntervalUnit::Month => "MONTH",
-        ast::IntervalUnit::Day => "DAY",
-        ast::IntervalUnit::Hour => "HOUR",
-        ast::IntervalUnit::Minute => "MINUTE",
-        ast::IntervalUnit::Second => "SECOND",
-    }
-}
-
-/// The scalar layer's qualifier for an AST one.
-pub(crate) fn qualifier_of(
-    q: &ast::IntervalQualifier,
-) -> Option<sluice_esql_scalar::IntervalQualifier> {
-    let text = match q.to {
-        Some(t) => format!("{} TO {}", unit_word(q.from), unit_word(t)),
-        None => unit_word(q.from).to_string(),
-    };
-    sluice_esql_scalar::IntervalQualifier::parse(&text)
 }
 
 /// The scalar type of a declared or CAST type; `None` for REFERENCE, ROW, NAMESPACE, NAME.
 pub(crate) fn data_type(t: &ast::DataType) -> Option<sluice_esql_scalar::DataType> {
-    use sluice_esql_scalar::DataType as D;
-    Some(match t {
-        ast::DataType::Boolean => D::Boolean,
-        ast::DataType::Integer => D::Integer,
-        ast::DataType::Decimal { precision, scale } => match precision {
-            Some(p) => D::Decimal(Some((*p, scale.unwrap_or(0)))),
-            None => D::Decimal(None),
-        },
-        ast::DataType::Float => D::Float,
-        ast::DataType::Character => D::Character,
-        ast::DataType::Blob => D::Blob,
-        ast::DataType::Bit => D::Bit,
-        ast::DataType::Date => D::Date,
-        ast::DataType::Time => D::Time,
-        ast::DataType::GmtTime => D::GmtTime,
-        ast::DataType::Timestamp => D::Timestamp,
-        ast::DataType::GmtTimestamp => D::GmtTimestamp,
-        ast::DataType::Interval(q) => D::Interval(q.as_ref().and_then(qualifier_of)),
+    match t {
+        ast::DataType::Scalar(t) => Some(*t),
         ast::DataType::Reference
         | ast::DataType::Row
         | ast::DataType::Namespace
-        | ast::DataType::Name => {
-            return None;
-        }
-    })
+        | ast::DataType::Name => None,
+    }
 }

@@ -703,22 +703,8 @@ pub(crate) fn cast_to(v: Value, t: Option<scalar::DataType>) -> R<Value> {
 
 fn same_type(v: &Value, t: scalar::DataType) -> bool {
     use scalar::DataType as D;
-    matches!(
-        (v, t),
-        (Value::Boolean(_), D::Boolean)
-            | (Value::Integer(_), D::Integer)
-            | (Value::Decimal(_), D::Decimal(None))
-            | (Value::Float(_), D::Float)
-            | (Value::Character(_), D::Character)
-            | (Value::Blob(_), D::Blob)
-            | (Value::Bit(_), D::Bit)
-            | (Value::Date(_), D::Date)
-            | (Value::Time(_), D::Time)
-            | (Value::GmtTime(_), D::GmtTime)
-            | (Value::Timestamp(_), D::Timestamp)
-            | (Value::GmtTimestamp(_), D::GmtTimestamp)
-            | (Value::Interval(_), D::Interval(None))
-    )
+    // A DECIMAL's precision and an INTERVAL's qualifier may still need the cast.
+    v.scalar_type() == t.scalar_type() && !matches!(t, D::Decimal(Some(_)) | D::Interval(Some(_)))
 }
 
 /// The node error for a runtime error, naming the ESQL file and line.

@@ -1,6 +1,6 @@
 //! Expressions, including the built-in functions that have their own syntax.
 
-use super::{FieldRef, Ident, IntervalQualifier, IntervalUnit, NameSpec, QualifiedName, TypeSpec};
+use super::{DatetimeField, FieldRef, Ident, IntervalQualifier, NameSpec, QualifiedName, TypeSpec};
 use crate::syntax::span::Span;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -180,7 +180,7 @@ pub enum TrimSpec {
 /// The part EXTRACT takes from a date-time value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExtractField {
-    Unit(IntervalUnit),
+    Unit(DatetimeField),
     DayOfYear,
     DayOfWeek,
     MonthOfYear,

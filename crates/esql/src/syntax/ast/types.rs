@@ -1,5 +1,7 @@
 //! Data types as written in DECLARE, CAST and routine signatures.
 
+pub use sluice_tree::{DatetimeField, IntervalQualifier};
+
 use crate::syntax::span::Span;
 
 /// A data type with its position.
@@ -9,27 +11,11 @@ pub struct TypeSpec {
     pub span: Span,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// A declared type: a scalar data type, or one of the kinds of variable that hold no scalar.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum DataType {
-    Boolean,
-    /// `INTEGER` or `INT`.
-    Integer,
-    /// `DECIMAL` with optional `(precision [, scale])`.
-    Decimal {
-        precision: Option<u32>,
-        scale: Option<u32>,
-    },
-    Float,
-    /// `CHARACTER` or `CHAR`.
-    Character,
-    Blob,
-    Bit,
-    Date,
-    Time,
-    GmtTime,
-    Timestamp,
-    GmtTimestamp,
-    Interval(Option<IntervalQualifier>),
+    /// `INTEGER`, `DECIMAL(10, 2)`, `INTERVAL DAY TO SECOND`, …
+    Scalar(sluice_tree::DataType),
     /// `REFERENCE` (the `TO` target is the declaration's initial value).
     Reference,
     Row,
@@ -37,37 +23,4 @@ pub enum DataType {
     Namespace,
     /// `NAME` constant.
     Name,
-}
-
-/// The fields of a date-time value an interval or EXTRACT names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IntervalUnit {
-    Year,
-    Month,
-    Day,
-    Hour,
-    Minute,
-    Second,
-}
-
-impl IntervalUnit {
-    /// The unit named by `word`, case-insensitively.
-    pub fn from_word(word: &str) -> Option<IntervalUnit> {
-        Some(match word.to_ascii_uppercase().as_str() {
-            "YEAR" => IntervalUnit::Year,
-            "MONTH" => IntervalUnit::Month,
-            "DAY" => IntervalUnit::Day,
-            "HOUR" => IntervalUnit::Hour,
-            "MINUTE" => IntervalUnit::Minute,
-            "SECOND" => IntervalUnit::Second,
-            _ => return None,
-        })
-    }
-}
-
-/// `HOUR`, `HOUR TO MINUTE`, …
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IntervalQualifier {
-    pub from: IntervalUnit,
-    pub to: Option<IntervalUnit>,
 }

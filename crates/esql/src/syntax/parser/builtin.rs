@@ -2,10 +2,12 @@
 //! the functions with their own argument syntax, niladic functions, calls and field
 //! references.
 
+use sluice_tree::ScalarType;
+
 use super::{PResult, Parser};
 use crate::syntax::ast::{
-    Aggregate, BitstreamOptions, CaseExpr, Cast, Expr, ExprKind, ExtractField, FieldRef, FromItem,
-    IntervalUnit, Literal, NameSpec, Niladic, QualifiedName, Quantifier, Select, SelectItem,
+    Aggregate, BitstreamOptions, CaseExpr, Cast, DatetimeField, Expr, ExprKind, ExtractField,
+    FieldRef, FromItem, Literal, NameSpec, Niladic, QualifiedName, Quantifier, Select, SelectItem,
     SelectList, TrimSpec,
 };
 use crate::syntax::token::TokenKind;
@@ -34,6 +36,33 @@ fn boxed(e: Expr) -> Option<Box<Expr>> {
 }
 
 impl Parser<'_> {
+    /// `DATE '…'`, `GMTTIMESTAMP '…'`, `INTERVAL '…' qualifier`: a literal of type `t` when
+    /// the current word names it and a string follows; `None` (nothing read) for a type
+    /// that has no literal of this form.
+    fn typed_literal(&mut self, t: ScalarType) -> PResult<Option<ExprKind>> {
+        let datetime: fn(String) -> Literal = match t {
+            ScalarType::Date => Literal::Date,
+            ScalarType::Time => Literal::Time,
+            ScalarType::GmtTime => Literal::GmtTime,
+            ScalarType::Timestamp => Literal::Timestamp,
+            ScalarType::GmtTimestamp => Literal::GmtTimestamp,
+            ScalarType::Interval => {
+                self.advance();
+                let text = self.string_literal()?;
+                return match self.opt_interval_qualifier()? {
+                    Some(qualifier) => Ok(Some(ExprKind::Literal(Literal::Interval {
+                        text,
+                        qualifier,
+                    }))),
+                    None => Err(self.unexpected("an interval qualifier such as `HOUR TO MINUTE`")),
+                };
+            }
+            _ => return Ok(None),
+        };
+        self.advance();
+        Ok(Some(ExprKind::Literal(datetime(self.string_literal()?))))
+    }
+
     pub(crate) fn word_primary(&mut self) -> PResult<Expr> {
         let start = self.span();
         let upper = self.word_upper().unwrap_or_default();
@@ -47,34 +76,20 @@ impl Parser<'_> {
                 span: start,
             });
         }
+        if next_is_str
+            && let Some(t) = ScalarType::from_name(&upper)
+            && let Some(kind) = self.typed_literal(t)?
+        {
+            return Ok(Expr {
+                kind,
+                span: self.since(start),
+            });
+        }
         let kind = match upper.as_str() {
             "NULL" => self.keyword_literal(Literal::Null),
             "UNKNOWN" => self.keyword_literal(Literal::Unknown),
             "TRUE" => self.keyword_literal(Literal::Boolean(true)),
             "FALSE" => self.keyword_literal(Literal::Boolean(false)),
-            "DATE" | "TIME" | "TIMESTAMP" | "GMTTIME" | "GMTTIMESTAMP" if next_is_str => {
-                self.advance();
-                let text = self.string_literal()?;
-                ExprKind::Literal(match upper.as_str() {
-                    "DATE" => Literal::Date(text),
-                    "TIME" => Literal::Time(text),
-                    "TIMESTAMP" => Literal::Timestamp(text),
-                    "GMTTIME" => Literal::GmtTime(text),
-                    _ => Literal::GmtTimestamp(text),
-                })
-            }
-            "INTERVAL" if next_is_str => {
-                self.advance();
-                let text = self.string_literal()?;
-                match self.opt_interval_qualifier()? {
-                    Some(qualifier) => ExprKind::Literal(Literal::Interval { text, qualifier }),
-                    None => {
-                        return Err(
-                            self.unexpected("an interval qualifier such as `HOUR TO MINUTE`")
-                        );
-                    }
-                }
-            }
             "CASE" => self.case_expr()?,
             "CAST" => self.cast()?,
             "SELECT" => ExprKind::Select(Box::new(self.select()?)),
@@ -521,7 +536,7 @@ impl Parser<'_> {
             "QUARTER" => ExtractField::Quarter,
             "WEEKOFMONTH" => ExtractField::WeekOfMonth,
             "WEEKOFYEAR" => ExtractField::WeekOfYear,
-            w => match IntervalUnit::from_word(w) {
+            w => match DatetimeField::from_name(w) {
                 Some(u) => ExtractField::Unit(u),
                 None => return Err(self.unexpected("a date-time field such as YEAR or DAYOFWEEK")),
             },

@@ -10,7 +10,7 @@
 
 use super::{PResult, Parser};
 use crate::syntax::ast::{
-    BetweenMode, BinaryOp, Expr, ExprKind, IntervalQualifier, IntervalUnit, IsTest, Literal,
+    BetweenMode, BinaryOp, DatetimeField, Expr, ExprKind, IntervalQualifier, IsTest, Literal,
     UnaryOp,
 };
 use crate::syntax::token::TokenKind;
@@ -323,26 +323,33 @@ impl Parser<'_> {
         }
     }
 
-    /// `YEAR`, `DAY TO SECOND`, … when the next word is an interval unit.
+    /// `YEAR`, `DAY TO SECOND`, … when the next word is a date-time field.
     pub(crate) fn opt_interval_qualifier(&mut self) -> PResult<Option<IntervalQualifier>> {
-        let Some(from) = self.word_upper().and_then(|w| IntervalUnit::from_word(&w)) else {
+        let start = self.span();
+        let Some(lead) = self.word_upper().and_then(|w| DatetimeField::from_name(&w)) else {
             return Ok(None);
         };
         self.advance();
-        let to = if self.eat_kw("TO") {
-            match self.word_upper().and_then(|w| IntervalUnit::from_word(&w)) {
-                Some(u) => {
+        let last = if self.eat_kw("TO") {
+            match self.word_upper().and_then(|w| DatetimeField::from_name(&w)) {
+                Some(f) => {
                     self.advance();
-                    Some(u)
+                    Some(f)
                 }
                 None => {
-                    return Err(self
-                        .unexpected("an interval unit (YEAR, MONTH, DAY, HOUR, MINUTE, SECOND)"));
+                    return Err(self.unexpected("a date-time field such as MINUTE"));
                 }
             }
         } else {
             None
         };
-        Ok(Some(IntervalQualifier { from, to }))
+        match IntervalQualifier::from_fields(lead, last) {
+            Some(q) => Ok(Some(q)),
+            None => Err(self.error_at(
+                self.since(start),
+                "no such interval qualifier: a qualifier runs from a larger field to a smaller one \
+                 of the same kind, as in YEAR TO MONTH or DAY TO SECOND",
+            )),
+        }
     }
 }

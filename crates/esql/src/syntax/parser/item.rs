@@ -1,5 +1,8 @@
 //! Files, modules, routines, DECLARE and data types.
 
+use sluice_tree::data_type::DECIMAL_MAX_PRECISION;
+use sluice_tree::{DataType as ScalarDataType, ScalarType};
+
 use super::{PResult, Parser};
 use crate::syntax::ast::{
     DataType, Declare, DeclareModifier, File, Ident, Item, Language, Module, ModuleKind, Param,
@@ -338,42 +341,42 @@ impl Parser<'_> {
             return Err(self.unexpected("a data type"));
         };
         let ty = match word.as_str() {
-            "BOOLEAN" => DataType::Boolean,
-            "INTEGER" | "INT" => DataType::Integer,
-            "DECIMAL" => DataType::Decimal {
-                precision: None,
-                scale: None,
-            },
-            "FLOAT" => DataType::Float,
-            "CHARACTER" | "CHAR" => DataType::Character,
-            "BLOB" => DataType::Blob,
-            "BIT" => DataType::Bit,
-            "DATE" => DataType::Date,
-            "TIME" => DataType::Time,
-            "GMTTIME" => DataType::GmtTime,
-            "TIMESTAMP" => DataType::Timestamp,
-            "GMTTIMESTAMP" => DataType::GmtTimestamp,
-            "INTERVAL" => DataType::Interval(None),
             "REFERENCE" => DataType::Reference,
             "ROW" => DataType::Row,
             "NAMESPACE" => DataType::Namespace,
             "NAME" => DataType::Name,
-            _ => return Err(self.unexpected("a data type")),
+            _ => match ScalarType::from_name(&word).and_then(ScalarDataType::of) {
+                Some(t) => DataType::Scalar(t),
+                None => return Err(self.unexpected("a data type")),
+            },
         };
         self.advance();
         let ty = match ty {
-            DataType::Decimal { .. } if self.at(&TokenKind::LParen) => {
+            DataType::Scalar(ScalarDataType::Decimal(_)) if self.at(&TokenKind::LParen) => {
                 self.advance();
-                let precision = Some(self.small_int()?);
+                let precision = self.small_int()?;
                 let scale = if self.eat(&TokenKind::Comma) {
-                    Some(self.small_int()?)
+                    self.small_int()?
                 } else {
-                    None
+                    0
                 };
                 self.expect(&TokenKind::RParen)?;
-                DataType::Decimal { precision, scale }
+                match ScalarDataType::decimal(precision, scale) {
+                    Some(t) => DataType::Scalar(t),
+                    None => {
+                        return Err(self.error_at(
+                            self.since(start),
+                            format!(
+                                "DECIMAL({precision}, {scale}) needs a precision from 1 to \
+                                 {DECIMAL_MAX_PRECISION} and a scale no larger than it"
+                            ),
+                        ));
+                    }
+                }
             }
-            DataType::Interval(_) => DataType::Interval(self.opt_interval_qualifier()?),
+            DataType::Scalar(ScalarDataType::Interval(_)) => {
+                DataType::Scalar(ScalarDataType::Interval(self.opt_interval_qualifier()?))
+            }
             other => other,
         };
         Ok(TypeSpec {

@@ -1,5 +1,7 @@
 //! Parser unit tests: shapes of the AST for each construct family.
 
+use sluice_tree::{DataType as ScalarDataType, ScalarType};
+
 use crate::syntax::ast::*;
 use crate::syntax::parse;
 
@@ -277,7 +279,7 @@ fn cast_reads_sources_type_and_options() {
     match expr("CAST(y, m, d AS DATE FORMAT 'f' DEFAULT NULL)").kind {
         ExprKind::Cast(c) => {
             assert_eq!(c.sources.len(), 3);
-            assert_eq!(c.ty.ty, DataType::Date);
+            assert_eq!(c.ty.ty, DataType::Scalar(ScalarDataType::Date));
             assert!(c.format.is_some() && c.default.is_some() && c.ccsid.is_none());
         }
         other => panic!("{other:?}"),
@@ -285,12 +287,61 @@ fn cast_reads_sources_type_and_options() {
     match expr("CAST(x AS DECIMAL(10, 2))").kind {
         ExprKind::Cast(c) => assert_eq!(
             c.ty.ty,
-            DataType::Decimal {
-                precision: Some(10),
-                scale: Some(2)
-            }
+            DataType::Scalar(ScalarDataType::Decimal(Some((10, 2))))
         ),
         other => panic!("{other:?}"),
+    }
+}
+
+/// Every type as the tree prints it, with and without precision or qualifier.
+fn every_printed_type() -> Vec<ScalarDataType> {
+    let mut all: Vec<_> = ScalarType::ALL
+        .into_iter()
+        .filter_map(ScalarDataType::of)
+        .collect();
+    all.push(ScalarDataType::Decimal(Some((10, 2))));
+    all.extend(IntervalQualifier::ALL.map(|q| ScalarDataType::Interval(Some(q))));
+    all
+}
+
+#[test]
+fn type_spec_reads_every_type_as_the_tree_prints_it() {
+    for t in every_printed_type() {
+        let src = format!("CAST(x AS {t})");
+        match expr(&src).kind {
+            ExprKind::Cast(c) => assert_eq!(c.ty.ty, DataType::Scalar(t), "{src}"),
+            other => panic!("{src}: {other:?}"),
+        }
+        let file = parse(&format!(
+            "CREATE FUNCTION f() BEGIN DECLARE v {} ; END;",
+            t.to_string().to_lowercase()
+        ))
+        .unwrap_or_else(|d| panic!("{t}: {}", d[0]));
+        let body = body(&file);
+        match &body[0].kind {
+            StmtKind::Declare(d) => assert_eq!(d.ty.ty, DataType::Scalar(t)),
+            other => panic!("{t}: {other:?}"),
+        }
+    }
+    match expr("CAST(x AS INT)").kind {
+        ExprKind::Cast(c) => assert_eq!(c.ty.ty, DataType::Scalar(ScalarDataType::Integer)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn type_spec_rejects_types_esql_does_not_have() {
+    for src in [
+        "CAST(x AS NULL)",
+        "CAST(x AS VARCHAR)",
+        "CAST(x AS DECIMAL(35, 2))",
+        "CAST(x AS DECIMAL(4, 5))",
+        "CAST(x AS INTERVAL MONTH TO DAY)",
+        "CAST(x AS INTERVAL SECOND TO MINUTE)",
+        "(a - b) DAY TO DAY",
+    ] {
+        let result = parse(&format!("CREATE FUNCTION f() BEGIN SET x = {src}; END;"));
+        assert!(result.is_err(), "{src}");
     }
 }
 
@@ -320,10 +371,7 @@ fn literals_carry_their_kind() {
         expr("INTERVAL '1:30' HOUR TO MINUTE").kind,
         ExprKind::Literal(Literal::Interval {
             text: "1:30".into(),
-            qualifier: IntervalQualifier {
-                from: IntervalUnit::Hour,
-                to: Some(IntervalUnit::Minute)
-            }
+            qualifier: IntervalQualifier::HourToMinute
         })
     );
     assert!(matches!(
