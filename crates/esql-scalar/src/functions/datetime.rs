@@ -36,14 +36,8 @@ pub fn current(name: &str) -> Result<Value, ScalarError> {
     current_at(name, clock::now_utc_micros())
 }
 
-/// The fields EXTRACT accepts.
-const FIELDS: [&str; 11] = [
-    "YEAR",
-    "MONTH",
-    "DAY",
-    "HOUR",
-    "MINUTE",
-    "SECOND",
+/// The fields EXTRACT accepts besides the date-time fields ([`DatetimeField`]).
+const CALENDAR_FIELDS: [&str; 5] = [
     "DAYOFYEAR",
     "DAYOFWEEK",
     "WEEKOFYEAR",
@@ -55,7 +49,8 @@ const FIELDS: [&str; 11] = [
 /// gives a FLOAT carrying the fraction of the second.
 pub fn extract(field: &str, source: &Value) -> Result<Value, ScalarError> {
     let f = field.trim().to_ascii_uppercase();
-    if !FIELDS.contains(&f.as_str()) {
+    let datetime_field = DatetimeField::from_name(&f);
+    if datetime_field.is_none() && !CALENDAR_FIELDS.contains(&f.as_str()) {
         return Err(ScalarError::arg(
             "EXTRACT",
             1,
@@ -75,7 +70,7 @@ pub fn extract(field: &str, source: &Value) -> Result<Value, ScalarError> {
         Value::Time(t) | Value::GmtTime(t) => (None, Some(*t)),
         Value::Timestamp(ts) | Value::GmtTimestamp(ts) => (Some(ts.date), Some(ts.time)),
         Value::Interval(iv) => {
-            let field = DatetimeField::from_name(&f).ok_or_else(no_field)?;
+            let field = datetime_field.ok_or_else(no_field)?;
             let v = iv.field_value(field).ok_or_else(no_field)?;
             if field == DatetimeField::Second {
                 let micros = v * MICROS_PER_SECOND + iv.total_micros() % MICROS_PER_SECOND;
@@ -92,22 +87,24 @@ pub fn extract(field: &str, source: &Value) -> Result<Value, ScalarError> {
         }
     };
     let from_date = |g: fn(&Date) -> i64| date.as_ref().map(g).ok_or_else(no_field);
-    let v = match f.as_str() {
-        "YEAR" => from_date(|d| i64::from(d.year()))?,
-        "MONTH" => from_date(|d| i64::from(d.month()))?,
-        "DAY" => from_date(|d| i64::from(d.day()))?,
-        "DAYOFYEAR" => from_date(|d| i64::from(d.day_of_year()))?,
-        "DAYOFWEEK" => from_date(|d| i64::from(d.day_of_week()))?,
-        "WEEKOFYEAR" => from_date(|d| i64::from(d.week_of_year()))?,
-        "WEEKOFMONTH" => from_date(|d| i64::from(d.week_of_month()))?,
-        "QUARTER" => from_date(|d| i64::from((d.month() - 1) / 3 + 1))?,
-        "HOUR" => i64::from(time.ok_or_else(no_field)?.hour()),
-        "MINUTE" => i64::from(time.ok_or_else(no_field)?.minute()),
-        _ => {
+    let v = match datetime_field {
+        Some(DatetimeField::Year) => from_date(|d| i64::from(d.year()))?,
+        Some(DatetimeField::Month) => from_date(|d| i64::from(d.month()))?,
+        Some(DatetimeField::Day) => from_date(|d| i64::from(d.day()))?,
+        Some(DatetimeField::Hour) => i64::from(time.ok_or_else(no_field)?.hour()),
+        Some(DatetimeField::Minute) => i64::from(time.ok_or_else(no_field)?.minute()),
+        Some(DatetimeField::Second) => {
             let t = time.ok_or_else(no_field)?;
             let micros = t.micros_of_day() % (60 * MICROS_PER_SECOND);
             return Ok(Value::Float(micros as f64 / MICROS_PER_SECOND as f64));
         }
+        None => match f.as_str() {
+            "DAYOFYEAR" => from_date(|d| i64::from(d.day_of_year()))?,
+            "DAYOFWEEK" => from_date(|d| i64::from(d.day_of_week()))?,
+            "WEEKOFYEAR" => from_date(|d| i64::from(d.week_of_year()))?,
+            "WEEKOFMONTH" => from_date(|d| i64::from(d.week_of_month()))?,
+            _ => from_date(|d| i64::from((d.month() - 1) / 3 + 1))?,
+        },
     };
     Ok(Value::Integer(v))
 }
