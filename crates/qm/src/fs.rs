@@ -234,7 +234,7 @@ impl LogFile for FaultFile {
         let d = f.dirty.entry(self.path.clone()).or_insert((start, start));
         *d = (d.0.min(start), d.1.max(self.pos));
         if full {
-            return Err(io::Error::from_raw_os_error(28)); // ENOSPC
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
         }
         Ok(())
     }
@@ -249,7 +249,7 @@ impl LogFile for FaultFile {
         let mut f = self.faults.lock();
         if f.fail_syncs > 0 {
             f.fail_syncs -= 1;
-            return Err(io::Error::from_raw_os_error(5)); // EIO
+            return Err(io::Error::from_raw_os_error(libc::EIO));
         }
         if !f.simulated_syncs {
             self.inner.sync_data()?;

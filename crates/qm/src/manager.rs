@@ -234,11 +234,15 @@ impl QueueManager {
             .filter(|d| !d.temporary_dynamic)
             .collect();
         defs.sort_by(|a, b| a.name.cmp(&b.name));
-        let json = serde_json::to_vec_pretty(&defs).map_err(|e| QmError::Invalid(e.to_string()))?;
+        let json =
+            serde_json::to_vec_pretty(&defs).map_err(|source| QmError::Definition { source })?;
         let path = dir.join(QUEUES_FILE);
         fs::write_atomic(&*self.cfg.fs, &path, &json).map_err(|e| {
-            if e.raw_os_error() == Some(28) {
-                QmError::DiskFull(format!("{}: {e}", path.display()))
+            if crate::error::is_disk_full(&e) {
+                QmError::DiskFull {
+                    what: path.display().to_string(),
+                    source: std::sync::Arc::new(e),
+                }
             } else {
                 QmError::io(path.display().to_string(), e)
             }
@@ -578,6 +582,7 @@ fn load_defs(fsys: &dyn Filesystem, path: &Path) -> Result<Vec<QueueDef>> {
         .map_err(|e| QmError::io(path.display().to_string(), e))?;
     serde_json::from_slice(&data).map_err(|e| QmError::Corrupt {
         path: path.display().to_string(),
-        detail: e.to_string(),
+        detail: "the queue definitions are not valid JSON".into(),
+        source: Some(Box::new(e)),
     })
 }

@@ -89,10 +89,13 @@ fn from_qm(e: &QmError) -> RestResponse {
         QmError::UnknownQueue(_) => 404,
         QmError::PutInhibited(_) | QmError::GetInhibited(_) | QmError::NotAuthorized(_) => 403,
         QmError::MsgTooBig { .. } => 413,
-        QmError::QueueFull { .. } | QmError::DiskFull(_) | QmError::Log(_) | QmError::ShutDown => {
-            503
-        }
+        QmError::QueueFull { .. }
+        | QmError::DiskFull { .. }
+        | QmError::Log { .. }
+        | QmError::ShutDown => 503,
         QmError::Invalid(_)
+        | QmError::Definition { .. }
+        | QmError::Tls { .. }
         | QmError::BadField { .. }
         | QmError::WrongQueueType { .. }
         | QmError::PersistentNotAllowed(_) => 400,

@@ -195,8 +195,11 @@ impl UnitOfWork {
         {
             self.undo();
             return Err(match e {
-                QmError::DiskFull(s) => QmError::DiskFull(s),
-                e => QmError::BackedOut(e.to_string()),
+                e @ QmError::DiskFull { .. } => e,
+                e => QmError::BackedOut {
+                    why: "the log did not record the commit".into(),
+                    source: Some(Box::new(e)),
+                },
             });
         }
         for s in std::mem::take(&mut self.puts) {

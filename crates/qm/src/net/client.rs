@@ -74,7 +74,10 @@ fn nonce() -> [u8; 12] {
 }
 
 fn bad(e: crate::codec::DecodeError) -> QmError {
-    QmError::Protocol(e.to_string())
+    QmError::Protocol {
+        why: "malformed response".into(),
+        source: Some(Box::new(e)),
+    }
 }
 
 impl Client {
@@ -125,8 +128,10 @@ impl Client {
             self.uow_lost = true;
             self.in_uow = false;
         }
-        let s = Sock::connect(&self.addr)
-            .map_err(|e| QmError::ConnectionBroken(format!("{}: {e}", self.addr)))?;
+        let s = Sock::connect(&self.addr).map_err(|e| QmError::ConnectionBroken {
+            why: self.addr.clone(),
+            source: Some(e),
+        })?;
         let _ = s.set_write_timeout(Some(Duration::from_secs(60)));
         // A TLS client on a plain port waits for a handshake answer that never comes (the
         // server takes its hello for the start of a large frame): CONNECT gets a time limit.
@@ -160,11 +165,14 @@ impl Client {
         codec::put_str16(&mut p, me.user());
         codec::put_str16(&mut p, me.appl_name());
         let resp = self.raw_call(op::CONNECT, &p, &[]).map_err(|e| match e {
-            QmError::ConnectionBroken(why) => QmError::ConnectionBroken(format!(
-                "{}: no answer to CONNECT ({why}); a TLS client on a plain port, or a plain \
-                 client on a TLS port, ends like this",
-                self.addr
-            )),
+            QmError::ConnectionBroken { why, source } => QmError::ConnectionBroken {
+                why: format!(
+                    "{}: no answer to CONNECT ({why}); a TLS client on a plain port, or a \
+                     plain client on a TLS port, ends like this",
+                    self.addr
+                ),
+                source,
+            },
             e => e,
         });
         if let Some(p) = &probe {
@@ -191,9 +199,9 @@ impl Client {
         let conn = self
             .conn
             .as_mut()
-            .ok_or_else(|| QmError::ConnectionBroken("not connected".into()))?;
+            .ok_or_else(|| QmError::broken("not connected"))?;
         if let Err(e) = conn.out.frame(conn.r.get_mut(), id, code, head, tail) {
-            return Err(self.broken(e.to_string()));
+            return Err(self.broken("sending a request", Some(e)));
         }
         Ok(id)
     }
@@ -201,39 +209,42 @@ impl Client {
     fn flush(&mut self) -> Result<()> {
         let r = match self.conn.as_mut() {
             Some(c) => c.out.flush(c.r.get_mut()),
-            None => return Err(QmError::ConnectionBroken("not connected".into())),
+            None => return Err(QmError::broken("not connected")),
         };
-        r.map_err(|e| self.broken(e.to_string()))
+        r.map_err(|e| self.broken("sending requests", Some(e)))
     }
 
     /// Read the response to request `id`.
     fn recv(&mut self, id: u32) -> Result<Bytes> {
         let res = match self.conn.as_mut() {
             Some(c) => super::read_frame(&mut c.r),
-            None => return Err(QmError::ConnectionBroken("not connected".into())),
+            None => return Err(QmError::broken("not connected")),
         };
         let (rid, status, payload) = match res {
             Ok(Some(f)) => f,
-            Ok(None) => return Err(self.broken("server closed the connection".into())),
-            Err(e) => return Err(self.broken(e.to_string())),
+            Ok(None) => return Err(self.broken("server closed the connection", None)),
+            Err(e) => return Err(self.broken("reading a response", Some(e))),
         };
         if rid != id {
-            return Err(self.broken(format!("response id {rid} for request {id}")));
+            return Err(self.broken(format!("response id {rid} for request {id}"), None));
         }
         match status {
             STATUS_OK => Ok(payload),
             STATUS_ERR => Err(super::decode_error(payload)),
-            s => Err(self.broken(format!("bad status {s}"))),
+            s => Err(self.broken(format!("bad status {s}"), None)),
         }
     }
 
-    fn broken(&mut self, why: String) -> QmError {
+    fn broken(&mut self, why: impl Into<String>, source: Option<std::io::Error>) -> QmError {
         self.conn = None;
         if self.in_uow {
             self.uow_lost = true;
             self.in_uow = false;
         }
-        QmError::ConnectionBroken(why)
+        QmError::ConnectionBroken {
+            why: why.into(),
+            source,
+        }
     }
 
     fn call(&mut self, code: u8, build: impl FnOnce(&mut Vec<u8>)) -> Result<Bytes> {
@@ -247,14 +258,14 @@ impl Client {
 
     /// Define a queue.
     pub fn define(&mut self, def: &QueueDef) -> Result<()> {
-        let j = serde_json::to_vec(def).map_err(|e| QmError::Invalid(e.to_string()))?;
+        let j = serde_json::to_vec(def).map_err(|source| QmError::Definition { source })?;
         self.call(op::DEFINE, |b| codec::put_bytes32(b, &j))
             .map(|_| ())
     }
 
     /// Alter a queue.
     pub fn alter(&mut self, def: &QueueDef) -> Result<()> {
-        let j = serde_json::to_vec(def).map_err(|e| QmError::Invalid(e.to_string()))?;
+        let j = serde_json::to_vec(def).map_err(|source| QmError::Definition { source })?;
         self.call(op::ALTER, |b| codec::put_bytes32(b, &j))
             .map(|_| ())
     }
@@ -272,14 +283,20 @@ impl Client {
     pub fn show(&mut self, name: &str) -> Result<QueueDef> {
         let p = self.call(op::SHOW, |b| codec::put_str16(b, name))?;
         let j = Reader::new(p).bytes32().map_err(bad)?;
-        serde_json::from_slice(&j).map_err(|e| QmError::Protocol(e.to_string()))
+        serde_json::from_slice(&j).map_err(|e| QmError::Protocol {
+            why: "malformed queue definition".into(),
+            source: Some(Box::new(e)),
+        })
     }
 
     /// All definitions.
     pub fn list(&mut self) -> Result<Vec<QueueDef>> {
         let p = self.call(op::LIST, |_| {})?;
         let j = Reader::new(p).bytes32().map_err(bad)?;
-        serde_json::from_slice(&j).map_err(|e| QmError::Protocol(e.to_string()))
+        serde_json::from_slice(&j).map_err(|e| QmError::Protocol {
+            why: "malformed queue definition".into(),
+            source: Some(Box::new(e)),
+        })
     }
 
     /// Current depth.
@@ -416,7 +433,8 @@ impl Client {
         let (pid, gid) = match sent {
             Ok(ids) => ids,
             Err(e) => {
-                let e2 = QmError::ConnectionBroken(e.to_string());
+                // The get went nowhere: its put's error says why.
+                let e2 = QmError::broken("get not sent: sending the put before it failed");
                 return (Err(e), Err(e2));
             }
         };
@@ -476,8 +494,8 @@ impl Client {
     /// Commit the connection's unit of work. `BackedOut` if the connection broke inside it.
     pub fn commit(&mut self) -> Result<()> {
         if std::mem::take(&mut self.uow_lost) {
-            return Err(QmError::BackedOut(
-                "connection was lost inside the unit of work".into(),
+            return Err(QmError::backed_out(
+                "connection was lost inside the unit of work",
             ));
         }
         let r = self.call(op::COMMIT, |_| {});

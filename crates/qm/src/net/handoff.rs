@@ -134,7 +134,7 @@ fn put_done(
             if let GetPart::Taken(t) = g.part {
                 (*t).restore();
             }
-            let skipped = QmError::BackedOut("get skipped: the request before it failed".into());
+            let skipped = QmError::backed_out("get skipped: the request before it failed");
             super::push_frame(
                 &mut buf,
                 g.frame,

@@ -282,7 +282,7 @@ pub(crate) fn decode_error(p: Bytes) -> QmError {
     let mut r = Reader::new(p);
     match (r.u32(), r.str16()) {
         (Ok(code), Ok(text)) => QmError::from_remote(code, text),
-        _ => QmError::Protocol("malformed error response".into()),
+        _ => QmError::protocol("malformed error response"),
     }
 }
 

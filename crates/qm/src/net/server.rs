@@ -333,7 +333,10 @@ pub(super) struct Conn {
 const WAIT_SLICE: Duration = Duration::from_secs(2);
 
 fn bad(e: DecodeError) -> QmError {
-    QmError::Protocol(e.to_string())
+    QmError::Protocol {
+        why: "malformed request".into(),
+        source: Some(Box::new(e)),
+    }
 }
 
 /// Whether the poll thread runs a request (see `poll`): a connect, or a put or get outside
@@ -450,8 +453,8 @@ impl Conn {
                 "CONNECT with credentials first".into(),
             ))
         } else if skip {
-            Err(QmError::BackedOut(
-                "get skipped: the request before it failed".into(),
+            Err(QmError::backed_out(
+                "get skipped: the request before it failed",
             ))
         } else {
             self.handle(code, payload, head)
@@ -491,7 +494,7 @@ impl Conn {
                 Step::Answer {
                     status: STATUS_ERR,
                     body: Bytes::new(),
-                    close: matches!(e, QmError::Protocol(_) | QmError::NotAuthorized(_)),
+                    close: matches!(e, QmError::Protocol { .. } | QmError::NotAuthorized(_)),
                 }
             }
         }
@@ -511,7 +514,7 @@ impl Conn {
                 );
                 let version = r.u16().map_err(bad)?;
                 if version != super::VERSION {
-                    return Err(QmError::Protocol(format!(
+                    return Err(QmError::protocol(format!(
                         "protocol version {version} not supported"
                     )));
                 }
@@ -530,8 +533,8 @@ impl Conn {
             }
             op::DEFINE | op::ALTER => {
                 let json = r.bytes32().map_err(bad)?;
-                let def: QueueDef =
-                    serde_json::from_slice(&json).map_err(|e| QmError::Invalid(e.to_string()))?;
+                let def: QueueDef = serde_json::from_slice(&json)
+                    .map_err(|source| QmError::Definition { source })?;
                 if code == op::DEFINE {
                     qm.define(def)?
                 } else {
@@ -546,12 +549,13 @@ impl Conn {
             }
             op::SHOW => {
                 let def = qm.queue_def(&r.str16().map_err(bad)?)?;
-                let j = serde_json::to_vec(&def).map_err(|e| QmError::Invalid(e.to_string()))?;
+                let j =
+                    serde_json::to_vec(&def).map_err(|source| QmError::Definition { source })?;
                 codec::put_bytes32(out, &j);
             }
             op::LIST => {
-                let j =
-                    serde_json::to_vec(&qm.list()).map_err(|e| QmError::Invalid(e.to_string()))?;
+                let j = serde_json::to_vec(&qm.list())
+                    .map_err(|source| QmError::Definition { source })?;
                 codec::put_bytes32(out, &j);
             }
             op::DEPTH => {
@@ -621,7 +625,7 @@ impl Conn {
                 let msg = r.message().map_err(bad)?;
                 out.extend_from_slice(&qm.put_dead_letter_from(msg, &dest, reason, &text)?);
             }
-            other => return Err(QmError::Protocol(format!("unknown operation {other}"))),
+            other => return Err(QmError::protocol(format!("unknown operation {other}"))),
         }
         Ok(Bytes::new())
     }
@@ -676,8 +680,8 @@ impl Conn {
             match total {
                 Some(t) if m.is_none() && start.elapsed() < t => {
                     if self.peer_closed() {
-                        return Err(QmError::ConnectionBroken(
-                            "client closed the connection while waiting".into(),
+                        return Err(QmError::broken(
+                            "client closed the connection while waiting",
                         ));
                     }
                 }

@@ -12,8 +12,19 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-fn tls_err(what: &str, e: impl std::fmt::Display) -> QmError {
-    QmError::Invalid(format!("TLS {what}: {e}"))
+fn tls_err(what: &str, e: impl Into<crate::error::BoxError>) -> QmError {
+    QmError::Tls {
+        what: what.into(),
+        source: Some(e.into()),
+    }
+}
+
+/// A TLS setting that holds nothing usable (no error behind it to keep).
+fn tls_missing(what: &str, missing: &str) -> QmError {
+    QmError::Tls {
+        what: format!("{what}: {missing}"),
+        source: None,
+    }
 }
 
 /// Server configuration from a PEM certificate chain and a PEM private key.
@@ -22,11 +33,11 @@ pub fn server_config(cert_chain_pem: &[u8], key_pem: &[u8]) -> Result<Arc<Server
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| tls_err("certificate PEM", e))?;
     if certs.is_empty() {
-        return Err(tls_err("certificate PEM", "no certificate found"));
+        return Err(tls_missing("certificate PEM", "no certificate found"));
     }
     let key = rustls_pemfile::private_key(&mut BufReader::new(key_pem))
         .map_err(|e| tls_err("key PEM", e))?
-        .ok_or_else(|| tls_err("key PEM", "no private key found"))?;
+        .ok_or_else(|| tls_missing("key PEM", "no private key found"))?;
     let cfg = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| tls_err("protocol versions", e))?
@@ -44,7 +55,7 @@ pub fn client_config(ca_pem: &[u8]) -> Result<Arc<ClientConfig>> {
         roots.add(c).map_err(|e| tls_err("CA certificate", e))?;
     }
     if roots.is_empty() {
-        return Err(tls_err("CA PEM", "no certificate found"));
+        return Err(tls_missing("CA PEM", "no certificate found"));
     }
     let cfg = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()

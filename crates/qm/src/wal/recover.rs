@@ -33,6 +33,16 @@ fn corrupt(path: &Path, detail: impl Into<String>) -> QmError {
     QmError::Corrupt {
         path: path.display().to_string(),
         detail: detail.into(),
+        source: None,
+    }
+}
+
+/// A checksummed record that does not decode.
+fn undecodable(path: &Path, what: &str, e: crate::codec::DecodeError) -> QmError {
+    QmError::Corrupt {
+        path: path.display().to_string(),
+        detail: what.into(),
+        source: Some(Box::new(e)),
     }
 }
 
@@ -85,7 +95,7 @@ fn load_checkpoint(fs: &dyn Filesystem, path: &Path, n: u64, st: &mut State) -> 
         .next()
         .ok_or_else(|| corrupt(path, "no header record"))?;
     let mut r = Reader::new(head);
-    let bad = |e: crate::codec::DecodeError| corrupt(path, e.to_string());
+    let bad = |e| undecodable(path, "checkpoint record does not decode", e);
     if r.u8().map_err(bad)? != format::T_CKPT_HEAD {
         return Err(corrupt(path, "first record is not a checkpoint header"));
     }
@@ -271,10 +281,7 @@ pub(super) fn open(
                 Some(&format::T_COMMIT) => match format::decode_commit(payload) {
                     Ok(ops) => st.apply(ops),
                     Err(e) => {
-                        return Err(corrupt(
-                            &path,
-                            format!("checksummed record fails to decode: {e}"),
-                        ));
+                        return Err(undecodable(&path, "checksummed record fails to decode", e));
                     }
                 },
                 Some(&format::T_END) => {

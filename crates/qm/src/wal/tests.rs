@@ -1,5 +1,6 @@
 //! Log and recovery tests, through the queue manager, with injected faults.
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -206,6 +207,48 @@ fn failed_fsync_fails_the_put_and_it_never_comes_back() {
     assert_eq!(drain(&qm, "Q"), ["ok1", "ok2"]);
 }
 
+/// The filesystem error at the end of `e`'s chain of sources.
+fn io_source(e: &QmError) -> Option<&io::Error> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = cur {
+        if let Some(io) = s.downcast_ref::<io::Error>() {
+            return Some(io);
+        }
+        if let Some(io) = s.downcast_ref::<Arc<io::Error>>() {
+            return Some(io);
+        }
+        cur = s.source();
+    }
+    None
+}
+
+#[test]
+fn failed_fsync_backs_out_the_commit_keeping_the_log_error_as_source() {
+    let dir = tmpdir("fsync-uow");
+    let _cleanup = Cleanup(dir.clone());
+    let fs = FaultFs::new();
+    let qm = open(&dir, &fs);
+    qm.define(QueueDef::local("Q")).expect("define");
+    let mut u = qm.begin();
+    u.put("Q", pmsg("lost"), &PutOptions::default())
+        .expect("staged");
+    fs.faults().lock().fail_syncs = 1;
+    let e = u.commit().expect_err("sync fails");
+    assert_eq!(e.reason_code(), 2003, "{e}");
+    let QmError::BackedOut {
+        source: Some(log), ..
+    } = &e
+    else {
+        panic!("not a backout with a cause: {e:?}");
+    };
+    assert!(matches!(**log, QmError::Log { .. }), "{log}");
+    assert_eq!(
+        io_source(&e).and_then(io::Error::raw_os_error),
+        Some(libc::EIO)
+    );
+    assert_eq!(qm.depth("Q").expect("depth"), 0);
+}
+
 #[test]
 fn disk_full_fails_the_put_with_a_clear_reason_and_loses_nothing() {
     let dir = tmpdir("enospc");
@@ -221,12 +264,17 @@ fn disk_full_fails_the_put_with_a_clear_reason_and_loses_nothing() {
         let e = qm
             .put("Q", pmsg(&"x".repeat(10_000)), &PutOptions::default())
             .expect_err("full");
-        assert!(matches!(e, QmError::DiskFull(_)), "{e}");
+        assert!(matches!(e, QmError::DiskFull { .. }), "{e}");
         assert_eq!(e.reason_code(), 2192);
+        assert_eq!(
+            io_source(&e).map(io::Error::kind),
+            Some(io::ErrorKind::StorageFull)
+        );
         let mut u = qm.begin();
         u.put("Q", pmsg(&"y".repeat(10_000)), &PutOptions::default())
             .expect("staged");
-        assert!(u.commit().is_err());
+        let e = u.commit().expect_err("still full");
+        assert!(matches!(e, QmError::DiskFull { .. }), "{e}");
         fs.faults().lock().space_left = None;
         put(&qm, "Q", pmsg("after"));
     }

@@ -38,7 +38,7 @@ pub(super) struct Writer {
     /// A spare segment is being zero-filled.
     pub filling: Arc<AtomicBool>,
     /// Set when a failed sync could not be neutralised: nothing can be promised any more.
-    pub poisoned: Option<String>,
+    pub poisoned: Option<Failure>,
     pub buf: Vec<u8>,
     /// The segment's blocks below this offset are written (a fresh segment is only sized,
     /// so its blocks are allocated as the log reaches them; see [`Writer::zero_ahead`]).
@@ -49,18 +49,41 @@ pub(super) struct Writer {
 const ZERO_AHEAD: u64 = 1 << 20;
 static ZEROS: [u8; ZERO_AHEAD as usize] = [0; ZERO_AHEAD as usize];
 
-fn classify(what: &str, e: &io::Error) -> QmError {
-    if e.raw_os_error() == Some(28) || e.kind() == io::ErrorKind::StorageFull {
-        QmError::DiskFull(format!("{what}: {e}"))
-    } else {
-        QmError::Log(format!("{what}: {e}"))
-    }
+/// A failed log step. A group commit hands the same failure to every request of the batch,
+/// so the filesystem's error is shared rather than turned into text.
+#[derive(Clone, Debug)]
+pub(super) struct Failure {
+    what: &'static str,
+    source: Arc<io::Error>,
+    /// The log cannot be trusted any more: reported as a log failure whatever the cause.
+    poisoned: bool,
 }
 
-fn same_error(e: &QmError) -> QmError {
-    match e {
-        QmError::DiskFull(s) => QmError::DiskFull(s.clone()),
-        other => QmError::Log(other.to_string()),
+impl Failure {
+    fn step(what: &'static str, e: io::Error) -> Failure {
+        Failure {
+            what,
+            source: Arc::new(e),
+            poisoned: false,
+        }
+    }
+
+    fn poison(what: &'static str, e: io::Error) -> Failure {
+        Failure {
+            poisoned: true,
+            ..Failure::step(what, e)
+        }
+    }
+
+    fn error(&self) -> QmError {
+        if self.poisoned {
+            QmError::Log {
+                what: self.what.to_string(),
+                source: self.source.clone(),
+            }
+        } else {
+            QmError::write_failed(self.what, self.source.clone())
+        }
     }
 }
 
@@ -87,12 +110,7 @@ impl Writer {
                     self.apply(std::mem::take(&mut r.ops));
                 }
             }
-            let result = || -> Outcome {
-                match &outcome {
-                    Ok(()) => Ok(()),
-                    Err(e) => Err(same_error(e)),
-                }
-            };
+            let result = || -> Outcome { outcome.as_ref().map_err(Failure::error).copied() };
             // Blocked committers first (they are other threads, which can run meanwhile),
             // then the completions, here, in log order.
             let mut then = Vec::new();
@@ -161,9 +179,9 @@ impl Writer {
     }
 
     /// Write every request as one record each, then one fdatasync for all of them.
-    fn write_batch(&mut self, batch: &[Req]) -> Result<(), QmError> {
+    fn write_batch(&mut self, batch: &[Req]) -> Result<(), Failure> {
         if let Some(p) = &self.poisoned {
-            return Err(QmError::Log(p.clone()));
+            return Err(p.clone());
         }
         let start = self.offset;
         let mut written = 0u64;
@@ -203,9 +221,9 @@ impl Writer {
         if let Err(e) = res {
             // Invariant 2: the next batch overwrites the partial one from `start`.
             if let Err(e2) = self.file.seek(start) {
-                self.poisoned = Some(format!("cannot rewind log after failed write: {e2}"));
+                self.poisoned = Some(Failure::poison("cannot rewind log after failed write", e2));
             }
-            return Err(classify("log write", &e));
+            return Err(Failure::step("log write", e));
         }
         self.zero_ahead(start + written);
         if let Err(e) = self.file.sync_data() {
@@ -214,7 +232,7 @@ impl Writer {
                 self.seg
             );
             self.neutralise(start);
-            return Err(classify("log fdatasync", &e));
+            return Err(Failure::step("log fdatasync", e));
         }
         self.offset = start + written;
         self.since_ckpt += written;
@@ -243,7 +261,7 @@ impl Writer {
         }
         let filled = self.file.write_all(&ZEROS[..(target - end) as usize]);
         if let Err(e) = self.file.seek(end) {
-            self.poisoned = Some(format!("cannot rewind log after zero-filling: {e}"));
+            self.poisoned = Some(Failure::poison("cannot rewind log after zero-filling", e));
         }
         self.zeroed_to = match filled {
             Ok(()) => target,
@@ -260,10 +278,12 @@ impl Writer {
             self.file.sync_data()?;
             self.file.seek(start)
         })();
-        if let Err(e) = r {
-            let msg = format!("log unusable after a failed fdatasync ({e}); restart to recover");
-            tracing::error!("{msg}");
-            self.poisoned = Some(msg);
+        if let Err(error) = r {
+            tracing::error!(%error, "Log unusable after a failed fdatasync; restart to recover.");
+            self.poisoned = Some(Failure::poison(
+                "log unusable after a failed fdatasync; restart to recover",
+                error,
+            ));
         }
     }
 

@@ -111,7 +111,10 @@ pub struct Ledger {
 
 impl Ledger {
     fn note_error(&mut self, what: &str, e: &QmError) {
-        if !matches!(e, QmError::ConnectionBroken(_) | QmError::BackedOut(_)) {
+        if !matches!(
+            e,
+            QmError::ConnectionBroken { .. } | QmError::BackedOut { .. }
+        ) {
             self.unexpected.push(format!("{what}: {e}"));
         }
     }
