@@ -4,7 +4,9 @@
 //! diagnostics and the semantic checks that need no runtime. The compiler and runtime
 //! build on that AST.
 
+mod error;
 pub mod runtime;
 pub mod syntax;
 
-pub use syntax::{SyntaxError, check_file, check_path, check_source, parse};
+pub use error::EsqlError;
+pub use syntax::{check_file, check_path, check_source, parse};

@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 
 use super::compile::{Compiled, Cx};
 use super::ir::{Ex, St};
-use crate::syntax::Diagnostic;
+use crate::EsqlError;
 use crate::syntax::ast::{Item, RoutineBody, StmtKind};
 
 /// How many compiled texts a node keeps; beyond that the cache starts again, so that texts
@@ -49,7 +49,7 @@ impl EvalCache {
         text: &str,
         expr: bool,
         line: u32,
-    ) -> Result<Arc<EvalCode>, String> {
+    ) -> Result<Arc<EvalCode>, EsqlError> {
         let key: Key = (site, expr, text.into());
         if let Some(hit) = self.entries.lock().get(&key) {
             return Ok(hit.clone());
@@ -81,10 +81,13 @@ fn compile_text(
     text: &str,
     expr: bool,
     line: u32,
-) -> Result<EvalCode, String> {
-    let site = prog.eval_sites.get(site as usize).ok_or_else(|| {
-        "an EVAL site is missing from the program (this is a bug, please report it)".to_string()
-    })?;
+) -> Result<EvalCode, EsqlError> {
+    let site = prog
+        .eval_sites
+        .get(site as usize)
+        .ok_or(EsqlError::Internal(
+            "an EVAL site is missing from the program",
+        ))?;
     let src = if expr {
         format!("{EXPR_HEAD}{text}\n);\nEND;")
     } else {
@@ -95,13 +98,15 @@ fn compile_text(
         };
         format!("{STMT_HEAD}{text}{sep}\nEND;")
     };
-    let file = crate::syntax::parse(&src).map_err(|ds| problems(&ds))?;
+    let file =
+        crate::syntax::parse(&src).map_err(|diagnostics| EsqlError::EvalText { diagnostics })?;
+    let shape = EsqlError::EvalShape { expression: expr };
     let body = match file.items.as_slice() {
         [Item::Routine(r)] if file.schema.is_none() && file.path.is_empty() => match &r.body {
             RoutineBody::Esql(b) => b,
-            RoutineBody::External(_) => return Err(shape_error(expr)),
+            RoutineBody::External(_) => return Err(shape),
         },
-        _ => return Err(shape_error(expr)),
+        _ => return Err(shape),
     };
     let mut cx = Cx::for_eval(&prog.index, &src, site, line);
     // BEGIN ATOMIC needs a mutex made at deploy time, which run-time text does not have.
@@ -111,45 +116,22 @@ fn compile_text(
             StmtKind::Begin { body, .. } => match body.as_slice() {
                 [s] => match &s.kind {
                     StmtKind::Return(Some(e)) => e,
-                    _ => return Err(shape_error(expr)),
+                    _ => return Err(shape),
                 },
-                _ => return Err(shape_error(expr)),
+                _ => return Err(shape),
             },
-            _ => return Err(shape_error(expr)),
+            _ => return Err(shape),
         };
         EvalCode::Expr(cx.expr(e))
     } else {
         EvalCode::Stmts(vec![cx.stmt(body)])
     };
     if cx.atomic_base != usize::MAX / 2 {
-        return Err("BEGIN ATOMIC is not allowed in EVAL text".to_string());
+        return Err(EsqlError::EvalAtomic);
     }
-    let diags = cx.take_diags();
-    if !diags.is_empty() {
-        return Err(problems(&diags));
+    let diagnostics = cx.take_diags();
+    if !diagnostics.is_empty() {
+        return Err(EsqlError::EvalText { diagnostics });
     }
     Ok(code)
-}
-
-fn shape_error(expr: bool) -> String {
-    if expr {
-        "the text of the EVAL function must be one expression".to_string()
-    } else {
-        "the text of an EVAL statement must be ESQL statements".to_string()
-    }
-}
-
-/// Each problem as `line L, column C: message`, with lines counted in the text.
-fn problems(ds: &[Diagnostic]) -> String {
-    ds.iter()
-        .map(|d| {
-            format!(
-                "line {}, column {}: {}",
-                d.line.saturating_sub(1).max(1),
-                d.col,
-                d.message
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
 }

@@ -30,28 +30,8 @@ pub use exec::Outcome;
 pub use rusqlite::Connection;
 pub use sluice_esql_scalar::Value as ScalarValue;
 
-use crate::syntax::Diagnostic;
+use crate::EsqlError;
 pub use crate::syntax::ast::ModuleKind;
-
-/// A compile error in one file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProgramError {
-    pub path: String,
-    pub diagnostic: Diagnostic,
-}
-
-impl ProgramError {
-    /// `PATH:LINE:COL: error: MESSAGE`, then the source line and a caret.
-    pub fn render(&self) -> String {
-        self.diagnostic.render(&self.path)
-    }
-}
-
-impl std::fmt::Display for ProgramError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.render())
-    }
-}
 
 /// Every ESQL file of a project, compiled.
 pub struct Program {
@@ -70,8 +50,9 @@ impl std::fmt::Debug for Program {
 }
 
 impl Program {
-    /// Parse, check and compile `(path, source)` pairs together; every problem is returned.
-    pub fn compile(files: &[(String, String)]) -> Result<Program, Vec<ProgramError>> {
+    /// Parse, check and compile `(path, source)` pairs together; every problem is returned,
+    /// each as an [`EsqlError::Compile`].
+    pub fn compile(files: &[(String, String)]) -> Result<Program, Vec<EsqlError>> {
         let mut errors = Vec::new();
         let mut sources = Vec::new();
         let mut asts = Vec::new();
@@ -84,7 +65,7 @@ impl Program {
                     });
                     asts.push(ast);
                 }
-                Err(ds) => errors.extend(ds.into_iter().map(|d| ProgramError {
+                Err(ds) => errors.extend(ds.into_iter().map(|d| EsqlError::Compile {
                     path: path.clone(),
                     diagnostic: d,
                 })),
@@ -103,7 +84,7 @@ impl Program {
             Err(ds) => {
                 for (fi, d) in ds {
                     let path = compiled_paths.get(fi as usize).cloned().unwrap_or_default();
-                    errors.push(ProgramError {
+                    errors.push(EsqlError::Compile {
                         path,
                         diagnostic: d,
                     });
@@ -114,7 +95,7 @@ impl Program {
     }
 
     /// Read and compile every `*.esql` file under `dir` (recursively, in name order).
-    pub fn compile_dir(dir: &Path) -> Result<Program, Vec<ProgramError>> {
+    pub fn compile_dir(dir: &Path) -> Result<Program, Vec<EsqlError>> {
         let mut paths = Vec::new();
         collect_esql(dir, &mut paths);
         let files = read_all(&paths)?;
@@ -191,7 +172,7 @@ pub fn collect_esql(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn read_all(paths: &[PathBuf]) -> Result<Vec<(String, String)>, Vec<ProgramError>> {
+fn read_all(paths: &[PathBuf]) -> Result<Vec<(String, String)>, Vec<EsqlError>> {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for p in paths {
@@ -200,15 +181,9 @@ fn read_all(paths: &[PathBuf]) -> Result<Vec<(String, String)>, Vec<ProgramError
                 p.display().to_string(),
                 String::from_utf8_lossy(&b).into_owned(),
             )),
-            Err(e) => errors.push(ProgramError {
+            Err(source) => errors.push(EsqlError::Read {
                 path: p.display().to_string(),
-                diagnostic: Diagnostic {
-                    line: 1,
-                    col: 1,
-                    message: format!("cannot read file: {e}"),
-                    excerpt_with_caret: String::new(),
-                    span: Default::default(),
-                },
+                source,
             }),
         }
     }
@@ -429,7 +404,10 @@ pub fn check_paths(paths: &[PathBuf]) -> (String, bool) {
         Err(e) => e,
     };
     for (path, _) in &sources {
-        let mine: Vec<&ProgramError> = errors.iter().filter(|e| &e.path == path).collect();
+        let mine: Vec<&EsqlError> = errors
+            .iter()
+            .filter(|e| e.path() == Some(path.as_str()))
+            .collect();
         if mine.is_empty() {
             out.push_str(&format!("{path}: ok\n"));
         } else {

@@ -12,37 +12,11 @@ pub mod parser;
 pub mod span;
 pub mod token;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+pub use crate::error::EsqlError;
 pub use diag::Diagnostic;
 pub use span::Span;
-
-/// Errors of the ESQL front end.
-#[derive(Debug, thiserror::Error)]
-pub enum SyntaxError {
-    /// The source file could not be read.
-    #[error("{}: cannot read file: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The source has syntax or semantic errors; each diagnostic is rendered on its own.
-    #[error("{}", render_all(path, diagnostics))]
-    Invalid {
-        path: PathBuf,
-        diagnostics: Vec<Diagnostic>,
-    },
-}
-
-fn render_all(path: &Path, diagnostics: &[Diagnostic]) -> String {
-    let p = path.display().to_string();
-    diagnostics
-        .iter()
-        .map(|d| d.render(&p))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// Stack for parsing and checking. Both recurse once per nesting level; nesting is
 /// bounded (100 levels) but unoptimised builds use several kilobytes per level, so the
@@ -98,14 +72,14 @@ pub fn check_source(src: &str) -> Result<ast::File, Vec<Diagnostic>> {
 }
 
 /// Reads, parses and checks one ESQL file. A file that cannot be read gives a single
-/// diagnostic at line 1, column 1 with no excerpt.
+/// diagnostic at line 1, column 1 with no excerpt (use [`check_path`] to keep the
+/// filesystem's error).
 pub fn check_file(path: impl AsRef<Path>) -> Result<(), Vec<Diagnostic>> {
-    check_path(path.as_ref()).map_err(|e| match e {
-        SyntaxError::Invalid { diagnostics, .. } => diagnostics,
-        SyntaxError::Read { source, .. } => vec![Diagnostic {
+    let bytes = std::fs::read(path.as_ref()).map_err(|e| {
+        vec![Diagnostic {
             line: 1,
             col: 1,
-            message: format!("cannot read file: {source}"),
+            message: format!("cannot read file: {e}"),
             excerpt_with_caret: String::new(),
             span: Span {
                 start: 0,
@@ -113,24 +87,26 @@ pub fn check_file(path: impl AsRef<Path>) -> Result<(), Vec<Diagnostic>> {
                 line: 1,
                 col: 1,
             },
-        }],
+        }]
+    })?;
+    check_bytes(&bytes)
+}
+
+/// Like [`check_file`], with the failure as an [`EsqlError`] (`Invalid` renders every
+/// diagnostic as `PATH:LINE:COL: error: MESSAGE` plus excerpt).
+pub fn check_path(path: &Path) -> Result<(), EsqlError> {
+    let bytes = std::fs::read(path).map_err(|source| EsqlError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    check_bytes(&bytes).map_err(|diagnostics| EsqlError::Invalid {
+        path: path.display().to_string(),
+        diagnostics,
     })
 }
 
-/// Like [`check_file`], with the failure as a [`SyntaxError`] that renders every diagnostic
-/// as `PATH:LINE:COL: error: MESSAGE` plus excerpt.
-pub fn check_path(path: &Path) -> Result<(), SyntaxError> {
-    let bytes = std::fs::read(path).map_err(|source| SyntaxError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+fn check_bytes(bytes: &[u8]) -> Result<(), Vec<Diagnostic>> {
     // ESQL files from Windows toolkits are sometimes not UTF-8; keep going with
     // replacement characters rather than refusing the file.
-    let src = String::from_utf8_lossy(&bytes);
-    check_source(&src)
-        .map(|_| ())
-        .map_err(|diagnostics| SyntaxError::Invalid {
-            path: path.to_path_buf(),
-            diagnostics,
-        })
+    check_source(&String::from_utf8_lossy(bytes)).map(|_| ())
 }

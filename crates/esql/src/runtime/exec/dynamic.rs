@@ -5,12 +5,15 @@ use sluice_esql_scalar::Value;
 use sluice_node_api::ExceptionKind;
 
 use super::{Exec, Flow, Frame, R, RtError, RtVal};
+use crate::EsqlError;
 use crate::runtime::convert;
 use crate::runtime::dynamic::EvalCode;
 use crate::runtime::ir::Ex;
 
-/// A compile error in EVAL text: a runtime error of the statement that ran EVAL.
-fn compile_error(text: &str, problem: String) -> RtError {
+/// A compile error in EVAL text: a runtime error of the statement that ran EVAL. The
+/// product reports it as exception text with the text and the problem as inserts.
+fn compile_error(text: &str, problem: EsqlError) -> RtError {
+    let problem = problem.to_string();
     let mut e = RtError::new(
         ExceptionKind::Recoverable,
         2402,
