@@ -144,14 +144,19 @@ impl RunCounts {
         self.driver_cpu += other.driver_cpu;
         self.latency_us
             .add(&other.latency_us)
-            .map_err(|e| BenchError::Internal(format!("merging latency histograms: {e}")))
+            .map_err(|e| BenchError::Histogram {
+                what: "merging latency histograms",
+                source: Box::new(e),
+            })
     }
 }
 
 /// A latency histogram in microseconds, 1 µs to one hour, 3 significant digits.
 pub fn new_histogram() -> Result<Histogram<u64>, BenchError> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 3)
-        .map_err(|e| BenchError::Internal(format!("creating a latency histogram: {e}")))
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).map_err(|e| BenchError::Histogram {
+        what: "creating a latency histogram",
+        source: Box::new(e),
+    })
 }
 
 /// The figures of one measured run.

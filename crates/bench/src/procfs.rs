@@ -125,7 +125,11 @@ impl ProcFs {
                         .take(8)
                         .map(|f| f.parse::<u64>())
                         .collect::<Result<_, _>>()
-                        .map_err(|e| procfs_error(&path, format!("bad cpu counter: {e}")))?;
+                        .map_err(|e| BenchError::Procfs {
+                            path: path.clone(),
+                            reason: "bad cpu counter".into(),
+                            source: Some(Box::new(e)),
+                        })?;
                     if values.len() < 4 {
                         return Err(procfs_error(
                             &path,
@@ -279,13 +283,17 @@ fn timeval(tv: libc::timeval) -> Duration {
 }
 
 fn read(path: &Path) -> Result<String, BenchError> {
-    fs::read_to_string(path).map_err(|e| procfs_error(path, e.to_string()))
+    fs::read_to_string(path).map_err(|source| BenchError::ProcfsRead {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn procfs_error(path: &Path, reason: impl Into<String>) -> BenchError {
     BenchError::Procfs {
         path: path.to_path_buf(),
         reason: reason.into(),
+        source: None,
     }
 }
 

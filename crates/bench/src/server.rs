@@ -95,6 +95,7 @@ impl ServerProcess {
         let start_error = |reason: String| BenchError::ServerStart {
             binary: config.binary.clone(),
             reason,
+            source: None,
         };
         let [http_port, admin_port, qm_port] = free_ports()?;
         std::fs::create_dir_all(&config.data_dir).map_err(|e| {
@@ -116,7 +117,11 @@ impl ServerProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| start_error(format!("cannot start it: {e}")))?;
+            .map_err(|e| BenchError::ServerStart {
+                binary: config.binary.clone(),
+                reason: "cannot start it".into(),
+                source: Some(e),
+            })?;
         let output = Arc::new(Mutex::new(VecDeque::new()));
         let (ready_tx, ready_rx) = mpsc::channel();
         let mut readers = Vec::new();

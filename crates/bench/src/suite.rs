@@ -262,53 +262,60 @@ impl Suite {
 
     /// Parses and checks suite text; `path` is used in messages only.
     pub fn parse(text: &str, path: &Path) -> Result<Suite, BenchError> {
-        let suite: Suite = serde_saphyr::from_str(text).map_err(|e| BenchError::Suite {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        suite.check().map_err(|reason| BenchError::Suite {
-            path: path.to_path_buf(),
-            reason,
-        })?;
+        let suite: Suite =
+            serde_saphyr::from_str(text).map_err(|source| BenchError::SuiteFormat {
+                path: path.to_path_buf(),
+                source: Box::new(source),
+            })?;
+        suite.check(path)?;
         Ok(suite)
     }
 
-    fn check(&self) -> Result<(), String> {
+    /// What serde cannot check: values that are wrong together or out of range.
+    fn check(&self, path: &Path) -> Result<(), BenchError> {
+        let invalid = |reason: String| BenchError::Suite {
+            path: path.to_path_buf(),
+            reason,
+        };
         if !seconds(self.warmup_secs) || !seconds(self.duration_secs) || self.duration_secs == 0.0 {
-            return Err("warmup_secs must be >= 0 and duration_secs > 0 seconds".into());
+            return Err(invalid(
+                "warmup_secs must be >= 0 and duration_secs > 0 seconds".into(),
+            ));
         }
         if self.tests.is_empty() {
-            return Err("the suite has no tests".into());
+            return Err(invalid("the suite has no tests".into()));
         }
         let mut names = std::collections::HashSet::new();
         for test in &self.tests {
             let t = &test.name;
             if !names.insert(t.as_str()) {
-                return Err(format!("two tests are named `{t}`"));
+                return Err(invalid(format!("two tests are named `{t}`")));
             }
             if test.sizes.is_empty()
                 || test.persistence.is_empty()
                 || test.instances.as_ref().is_some_and(Vec::is_empty)
             {
-                return Err(format!(
+                return Err(invalid(format!(
                     "test `{t}`: sizes, persistence and instances must not be empty"
-                ));
+                )));
             }
             if test.requesters == 0 || test.instances.as_ref().is_some_and(|i| i.contains(&0)) {
-                return Err(format!(
+                return Err(invalid(format!(
                     "test `{t}`: requesters and instances must be at least 1"
-                ));
+                )));
             }
             if test.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-                return Err(format!("test `{t}`: rate must be a positive number"));
+                return Err(invalid(format!(
+                    "test `{t}`: rate must be a positive number"
+                )));
             }
             if test.runs == Some(0)
                 || test.duration_secs.is_some_and(|d| !(d > 0.0 && seconds(d)))
                 || test.warmup_secs.is_some_and(|w| !seconds(w))
             {
-                return Err(format!(
+                return Err(invalid(format!(
                     "test `{t}`: runs and duration_secs must be above zero, warmup_secs at least zero"
-                ));
+                )));
             }
         }
         Ok(())
@@ -529,7 +536,11 @@ tests:
         for text in bad {
             let err = Suite::parse(text, Path::new("bad.yaml"));
             assert!(
-                matches!(&err, Err(BenchError::Suite { path, .. }) if path == Path::new("bad.yaml")),
+                matches!(
+                    &err,
+                    Err(BenchError::Suite { path, .. } | BenchError::SuiteFormat { path, .. })
+                        if path == Path::new("bad.yaml")
+                ),
                 "{text}: {err:?}"
             );
         }

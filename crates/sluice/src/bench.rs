@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use sluice_bench::driver::{Transport, TransportFactory};
-use sluice_bench::error::BenchError;
+use sluice_bench::error::{BenchError, BoxError};
 use sluice_bench::figures::MeasuredServer;
 use sluice_bench::runner::ServerHooks;
 use sluice_bench::server::ServerEndpoints;
@@ -47,7 +47,7 @@ fn admin(
     let end = all
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| BenchError::Transport("the admin API sent a malformed response".into()))?;
+        .ok_or_else(|| BenchError::transport("the admin API sent a malformed response"))?;
     let status = std::str::from_utf8(&all[..end])
         .ok()
         .and_then(|h| h.split(' ').nth(1))
@@ -60,12 +60,12 @@ fn admin(
 fn flow_for(server: &ServerEndpoints, case: &Case) -> Result<String, BenchError> {
     let (status, body) = admin(&server.host, server.admin_port, "GET", "/api/v1/flows", b"")?;
     if status != 200 {
-        return Err(BenchError::Transport(format!(
+        return Err(BenchError::transport(format!(
             "the admin API answered {status} listing flows"
         )));
     }
-    let flows: serde_json::Value = serde_json::from_slice(&body)
-        .map_err(|e| BenchError::Transport(format!("bad flow list: {e}")))?;
+    let flows: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|e| BenchError::transport_by("bad flow list", e))?;
     let (kind, prop, want) = match &case.transport {
         TransportSpec::Http { path } | TransportSpec::InProcess { path } => {
             ("HTTPInput", "path", path.clone())
@@ -109,7 +109,7 @@ impl ServerHooks for Hooks {
             instances.to_string().as_bytes(),
         )?;
         if status != 200 {
-            return Err(BenchError::Transport(format!(
+            return Err(BenchError::transport(format!(
                 "setting {instances} instances of {flow} failed: {}",
                 String::from_utf8_lossy(&body)
             )));
@@ -158,10 +158,10 @@ struct QmFactory {
 impl TransportFactory for QmFactory {
     fn create(&self, requester: usize) -> Result<Box<dyn Transport>, BenchError> {
         let client = Client::connect(&self.addr, Credentials::default()).map_err(|e| {
-            BenchError::Transport(format!(
-                "cannot connect to the queue manager at {}: {e}",
-                self.addr
-            ))
+            BenchError::transport_by(
+                format!("cannot connect to the queue manager at {}", self.addr),
+                e,
+            )
         })?;
         Ok(Box::new(QmTransport {
             client,
@@ -219,17 +219,17 @@ impl Transport for QmTransport {
         let (put, got) =
             self.client
                 .put_then_get(&self.input, &m, &PutOptions::default(), &self.output, &get);
-        put.map_err(|e| BenchError::Transport(format!("put to {} failed: {e}", self.input)))?;
+        put.map_err(|e| BenchError::transport_by(format!("put to {} failed", self.input), e))?;
         match got {
             Ok(Some(reply)) => Ok(reply.body.len()),
-            Ok(None) => Err(BenchError::Transport(format!(
+            Ok(None) => Err(BenchError::transport(format!(
                 "no reply on {} within 30 s",
                 self.output
             ))),
-            Err(e) => Err(BenchError::Transport(format!(
-                "get from {} failed: {e}",
-                self.output
-            ))),
+            Err(e) => Err(BenchError::transport_by(
+                format!("get from {} failed", self.output),
+                e,
+            )),
         }
     }
 }
@@ -250,17 +250,25 @@ impl InProcessFactory {
         path: &str,
         content_type: &str,
     ) -> Result<InProcessFactory, BenchError> {
-        let fail = |what: &str, e: String| BenchError::Transport(format!("in-process {what}: {e}"));
+        // Project problems are diagnostics, reported together as the message.
+        let problems = |what: &str, p: Vec<sluice_flow::Diagnostic>| {
+            BenchError::transport(format!(
+                "in-process {what}: {}",
+                p.iter().map(|d| d.to_string()).collect::<String>()
+            ))
+        };
+        let fail =
+            |what: &str, e: BoxError| BenchError::transport_by(format!("in-process {what}"), e);
         let registry = Arc::new(crate::bundle::registry());
-        let loaded = sluice_server::project::load(project, &registry)
-            .map_err(|p| fail("project", p.iter().map(|d| d.to_string()).collect()))?;
+        let loaded =
+            sluice_server::project::load(project, &registry).map_err(|p| problems("project", p))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
-            .map_err(|e| fail("runtime", e.to_string()))?;
+            .map_err(|e| fail("runtime", e.into()))?;
         let qm = sluice_server::queues::open_in_memory(&loaded.settings)
-            .map_err(|e| fail("queue manager", e))?;
+            .map_err(|e| fail("queue manager", e.into()))?;
         let router = Arc::new(HttpRouter::new());
         let services = Arc::new(Services {
             http: Arc::clone(&router),
@@ -270,7 +278,7 @@ impl InProcessFactory {
         let deployment = Arc::new(Deployment::new(project, registry, services));
         deployment
             .deploy_all(&loaded.flows)
-            .map_err(|p| fail("deploy", p.iter().map(|d| d.to_string()).collect()))?;
+            .map_err(|p| problems("deploy", p))?;
         Ok(InProcessFactory {
             router,
             deployment,
@@ -330,7 +338,7 @@ impl Transport for InProcessTransport {
             reply: tx,
         };
         if let Err(e) = self.router.dispatch(request) {
-            return Err(BenchError::Transport(format!(
+            return Err(BenchError::transport(format!(
                 "no flow serves {} ({:?})",
                 self.path, e.0
             )));
@@ -338,9 +346,7 @@ impl Transport for InProcessTransport {
         match rx.blocking_recv() {
             Ok(r) if r.status == 200 => Ok(r.body.len()),
             Ok(r) => Err(BenchError::HttpStatus(r.status)),
-            Err(_) => Err(BenchError::Transport(
-                "the flow ended without replying".into(),
-            )),
+            Err(_) => Err(BenchError::transport("the flow ended without replying")),
         }
     }
 }
