@@ -316,7 +316,7 @@ pub async fn handle(
         return Ok(
             match tokio::task::spawn_blocking(move || dep.set_instances(&name, n)).await {
                 Ok(Ok(())) => json_response(200, &json!({"instances": n})),
-                Ok(Err(e)) => json_response(404, &json!({"error": e})),
+                Ok(Err(e)) => json_response(e.http_status(), &json!({"error": e.to_string()})),
                 Err(e) => json_response(500, &json!({"error": e.to_string()})),
             },
         );

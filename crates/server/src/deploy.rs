@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use sluice_flow::{Diagnostic, Flow, FlowDef, Registry, RunningFlow};
 use sluice_node_api::Services;
 
+use crate::ServerError;
 use crate::project;
 
 struct Deployed {
@@ -231,22 +232,22 @@ impl Deployment {
     }
 
     /// Redeploy flow `name` with `instances` copies (the file is unchanged).
-    pub fn set_instances(&self, name: &str, instances: usize) -> Result<(), String> {
+    pub fn set_instances(&self, name: &str, instances: usize) -> Result<(), ServerError> {
         let mut flows = self.flows.lock();
         let Some((path, stamp)) = flows
             .iter()
             .find(|(_, d)| d.running.flow.name == name)
             .map(|(p, d)| (p.clone(), d.stamp))
         else {
-            return Err(format!("no flow named '{name}'"));
+            return Err(ServerError::UnknownFlow(name.to_string()));
         };
         let (subflow_set, _) = project::load_subflows(&self.dir, &self.registry);
         let mut def = project::load_flow_file(&path, &self.registry, &subflow_set)
-            .map_err(|p| p.iter().map(|d| d.to_string()).collect::<String>())?;
+            .map_err(|diagnostics| ServerError::Flow { diagnostics })?;
         def.instances = instances;
         let flow = self
             .build(&def)
-            .map_err(|p| p.iter().map(|d| d.to_string()).collect::<String>())?;
+            .map_err(|diagnostics| ServerError::Flow { diagnostics })?;
         let running = flow.start();
         let deployed = Deployed {
             running,

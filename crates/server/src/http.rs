@@ -20,6 +20,7 @@ use sluice_node_api::http_listener::{
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
+use crate::ServerError;
 use crate::settings::HttpSettings;
 
 /// The listener's state shared by every connection.
@@ -254,28 +255,36 @@ pub async fn serve(
 pub fn tls_acceptor(
     cert_file: &std::path::Path,
     key_file: &std::path::Path,
-) -> Result<TlsAcceptor, String> {
+) -> Result<TlsAcceptor, ServerError> {
+    let file_err = |action, path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| ServerError::TlsFile {
+            action,
+            path,
+            source,
+        }
+    };
     let certs = {
-        let f = std::fs::File::open(cert_file)
-            .map_err(|e| format!("cannot open {}: {e}", cert_file.display()))?;
+        let f = std::fs::File::open(cert_file).map_err(file_err("open", cert_file))?;
         rustls_pemfile::certs(&mut std::io::BufReader::new(f))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("cannot read certificates from {}: {e}", cert_file.display()))?
+            .map_err(file_err("read certificates from", cert_file))?
     };
     let key = {
-        let f = std::fs::File::open(key_file)
-            .map_err(|e| format!("cannot open {}: {e}", key_file.display()))?;
+        let f = std::fs::File::open(key_file).map_err(file_err("open", key_file))?;
         rustls_pemfile::private_key(&mut std::io::BufReader::new(f))
-            .map_err(|e| format!("cannot read the key from {}: {e}", key_file.display()))?
-            .ok_or_else(|| format!("{} holds no private key", key_file.display()))?
+            .map_err(file_err("read the key from", key_file))?
+            .ok_or_else(|| ServerError::NoPrivateKey {
+                path: key_file.to_path_buf(),
+            })?
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .map_err(ServerError::TlsVersions)?
         .with_no_client_auth()
         .with_single_cert(certs, key)
-        .map_err(|e| format!("the certificate and key do not form a usable pair: {e}"))?;
+        .map_err(ServerError::TlsKeyPair)?;
     cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(cfg)))
 }

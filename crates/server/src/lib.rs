@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod deploy;
+mod error;
 pub mod http;
 pub mod project;
 pub mod queues;
@@ -24,6 +25,7 @@ use tokio::net::TcpListener;
 use crate::admin::{AdminRoutes, AdminState};
 use crate::deploy::Deployment;
 use crate::http::HttpState;
+pub use error::ServerError;
 
 /// How `sluice run` was asked to run.
 pub struct RunOptions {
@@ -44,19 +46,20 @@ pub fn validate(
     registry: Registry,
 ) -> Result<usize, Vec<sluice_flow::Diagnostic>> {
     let project = project::load(dir, &registry)?;
-    let internal = |e: String| {
+    // Not a problem of one file: reported at the project folder.
+    let internal = |e: &dyn std::error::Error| {
         vec![sluice_flow::Diagnostic::at(
             &dir.display().to_string(),
             "",
             1,
             1,
-            e,
+            e.to_string(),
         )]
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
-        .map_err(|e| internal(e.to_string()))?;
-    let qm = queues::open_in_memory(&project.settings).map_err(internal)?;
+        .map_err(|e| internal(&e))?;
+    let qm = queues::open_in_memory(&project.settings).map_err(|e| internal(&e))?;
     let services = Services {
         http: Arc::new(HttpRouter::new()),
         runtime: Some(rt.handle().clone()),

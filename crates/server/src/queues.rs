@@ -10,6 +10,7 @@ use bytes::Bytes;
 use sluice_qm::net::{AuthConfig, Server};
 use sluice_qm::{QmConfig, QmError, QueueManager};
 
+use crate::ServerError;
 use crate::admin::{AdminRoutes, RouteResponse};
 use crate::settings::Settings;
 
@@ -22,36 +23,38 @@ fn config(settings: &Settings) -> QmConfig {
 }
 
 /// Open the queue manager under `data_dir` (recovering its log) and apply the project's queues.
-pub fn open(data_dir: &Path, settings: &Settings) -> Result<Arc<QueueManager>, String> {
+pub fn open(data_dir: &Path, settings: &Settings) -> Result<Arc<QueueManager>, ServerError> {
     let dir = data_dir.join("qm");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let qm = QueueManager::open(&dir, config(settings))
-        .map_err(|e| format!("cannot open the queue manager in {}: {e}", dir.display()))?;
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(ServerError::CreateDataDir { path: dir, source });
+    }
+    let qm = match QueueManager::open(&dir, config(settings)) {
+        Ok(qm) => qm,
+        Err(source) => return Err(ServerError::OpenQueueManager { path: dir, source }),
+    };
     define_queues(&qm, settings)?;
     Ok(qm)
 }
 
 /// A queue manager in memory with the project's queues, for validating flows.
-pub fn open_in_memory(settings: &Settings) -> Result<Arc<QueueManager>, String> {
-    let qm = QueueManager::open_in_memory(config(settings)).map_err(|e| e.to_string())?;
+pub fn open_in_memory(settings: &Settings) -> Result<Arc<QueueManager>, ServerError> {
+    let qm = QueueManager::open_in_memory(config(settings))?;
     define_queues(&qm, settings)?;
     Ok(qm)
 }
 
-fn define_queues(qm: &QueueManager, settings: &Settings) -> Result<(), String> {
+fn define_queues(qm: &QueueManager, settings: &Settings) -> Result<(), ServerError> {
     for def in &settings.queues {
         let r = match qm.define(def.clone()) {
-            // Already in the data folder: the file's attributes win, but not another type.
-            Err(QmError::QueueExists(_)) => qm.alter(def.clone()).map_err(|e| match e {
-                e @ QmError::WrongQueueType { .. } => format!(
-                    "{e} (the data folder holds it as that type: delete it with `sluice qm delete {}` while the server runs, or give the new queue another name)",
-                    def.name
-                ),
-                e => e.to_string(),
-            }),
-            r => r.map_err(|e| e.to_string()),
+            // Already in the data folder: the file's attributes win, but not another type
+            // (the error's text says what to do then).
+            Err(QmError::QueueExists(_)) => qm.alter(def.clone()),
+            r => r,
         };
-        r.map_err(|e| format!("sluice.yaml: queue {}: {e}", def.name))?;
+        r.map_err(|source| ServerError::Queue {
+            queue: def.name.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -63,18 +66,17 @@ pub fn serve_tcp(
     project_dir: &Path,
     settings: &Settings,
     qm: &Arc<QueueManager>,
-) -> Result<Server, String> {
-    let listen_err = |e: std::io::Error| format!("cannot listen on {addr} (queue manager): {e}");
+) -> Result<Server, ServerError> {
+    let listen_err = |source| ServerError::Listen { addr, source };
     let Some(tls) = &settings.queue_manager.tls else {
         return Server::bind(&addr.to_string(), Arc::clone(qm), auth(settings)).map_err(listen_err);
     };
     let read = |p: &Path| {
         let p = project_dir.join(p);
-        std::fs::read(&p)
-            .map_err(|e| format!("queue manager TLS: cannot read {}: {e}", p.display()))
+        std::fs::read(&p).map_err(|source| ServerError::QmTlsFile { path: p, source })
     };
     let cfg = sluice_qm::net::tls::server_config(&read(&tls.cert_file)?, &read(&tls.key_file)?)
-        .map_err(|e| format!("queue manager {e}"))?;
+        .map_err(|source| ServerError::QmTls { source })?;
     let listener = TcpListener::bind(addr).map_err(listen_err)?;
     Server::start_tls(listener, Arc::clone(qm), auth(settings), cfg).map_err(listen_err)
 }
