@@ -1,24 +1,18 @@
-//! Node families: `core` (control), `routing` (Filter, Route), `http`, `mq` (queues). Each
-//! family registers its node types.
+//! Every node family, for the server and the binary: each family is a crate of its own
+//! (`sluice-nodes-core`, `-esql`, `-http`, `-mq`), so that a change to one rebuilds only it and
+//! what bundles it; this crate registers them all.
 
-pub mod core;
-pub mod domains;
-pub mod esql;
-pub mod http;
-pub mod mq;
-pub mod routing;
-mod terminals;
-mod time;
+pub use sluice_nodes_core::{core, domains, routing, terminals};
+pub use sluice_nodes_esql as esql;
+pub use sluice_nodes_http as http;
+pub use sluice_nodes_mq as mq;
 
 use sluice_node_api::NodeSpec;
 
-/// Register every node type of these families.
+/// Register every node type of every family.
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
-    core::register(r);
-    routing::register(r);
+    sluice_nodes_core::register(r);
     esql::register(r);
+    http::register(r);
     mq::register(r);
-    for s in [&http::HTTP_INPUT, &http::HTTP_REPLY, &http::HTTP_REQUEST] {
-        r(s);
-    }
 }

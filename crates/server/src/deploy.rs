@@ -40,7 +40,9 @@ pub struct Deployment {
 type EsqlStamp = Vec<(PathBuf, Option<(SystemTime, u64)>)>;
 
 fn esql_stamp(dir: &Path) -> EsqlStamp {
-    sluice_nodes::esql::esql_files(dir)
+    let mut paths = Vec::new();
+    sluice_esql::runtime::collect_esql(&dir.join("esql"), &mut paths);
+    paths
         .into_iter()
         .map(|p| {
             let s = stamp(&p);

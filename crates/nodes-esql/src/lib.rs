@@ -13,7 +13,6 @@ mod program;
 pub use compute::COMPUTE;
 pub use database::DATABASE;
 pub use filter::FILTER;
-pub use program::esql_files;
 
 use sluice_node_api::NodeSpec;
 

@@ -14,8 +14,8 @@ use sluice_tree::{Text, Value, field_type};
 
 use super::QueueWork;
 use super::headers;
-use crate::domains::{BodyParsing, BodyParsingProps, serialize_body};
-use crate::terminals::{FAILURE_DOC, FailureOut, In, OUT_DOC};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, serialize_body};
+use sluice_nodes_core::terminals::{FAILURE_DOC, FailureOut, In, OUT_DOC};
 
 property_enum! {
     /// The persistence of a message an output node puts.

@@ -11,7 +11,7 @@ use sluice_node_api::{
 
 use super::EsqlProps;
 use super::host::{CtxHost, Transaction};
-use crate::terminals::{FAILURE_DOC, In, OUT_DOC};
+use sluice_nodes_core::terminals::{FAILURE_DOC, In, OUT_DOC};
 
 terminals! {
     /// Compute's outputs.

@@ -8,3 +8,12 @@ pub mod request;
 pub use input::{HTTP_INPUT, PendingReply};
 pub use reply::HTTP_REPLY;
 pub use request::HTTP_REQUEST;
+
+use sluice_node_api::NodeSpec;
+
+/// Register this family's node types.
+pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
+    for s in [&HTTP_INPUT, &HTTP_REPLY, &HTTP_REQUEST] {
+        r(s);
+    }
+}

@@ -11,8 +11,8 @@ use sluice_node_api::{
 use sluice_tree::Value;
 
 use super::input::PendingReply;
-use crate::domains::serialize_body;
-use crate::terminals::{FailureOut, In};
+use sluice_nodes_core::domains::serialize_body;
+use sluice_nodes_core::terminals::{FailureOut, In};
 
 pub static HTTP_REPLY: NodeSpec = NodeSpec {
     type_name: "HTTPReply",

@@ -12,7 +12,7 @@ use sluice_node_api::{
 
 use super::EsqlProps;
 use super::host::{CtxHost, Transaction};
-use crate::terminals::{FailureOut, In};
+use sluice_nodes_core::terminals::{FailureOut, In};
 
 properties! {
     /// Database's properties.

@@ -33,8 +33,8 @@ use sluice_qm::{GetOptions, InputHandle, QueueManager, UnitOfWork};
 
 use super::QueueWork;
 use super::headers;
-use crate::domains::{BodyParsing, BodyParsingProps};
-use crate::terminals::InputOutputs;
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::terminals::InputOutputs;
 
 pub static MQ_INPUT: NodeSpec = NodeSpec {
     type_name: "MQInput",

@@ -12,7 +12,7 @@ use sluice_node_api::{
 use sluice_tree::xpath::{XPath, XPathContext, XPathError};
 
 use super::EsqlProps;
-use crate::terminals::{FAILURE_DOC, In};
+use sluice_nodes_core::terminals::{FAILURE_DOC, In};
 
 terminals! {
     /// Filter's outputs.

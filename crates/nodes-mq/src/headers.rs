@@ -6,7 +6,7 @@ use sluice_node_api::{Message, NodeError};
 use sluice_qm::{Mqmd, Persistence, PropertyValue};
 use sluice_tree::{NodeId, Text, Tree, Value, field_type};
 
-use crate::domains::BodyParsing;
+use sluice_nodes_core::domains::BodyParsing;
 
 fn nv(t: &mut Tree, parent: NodeId, name: &'static str, v: Value) -> Result<NodeId, NodeError> {
     Ok(t.create_last_child(parent, field_type::NAME_VALUE, Text::from_static(name), v)?)
@@ -328,7 +328,7 @@ mod tests {
             ("Order.Lines.Count".into(), P::Int(2)),
             ("odd..name".into(), P::Bool(true)),
         ];
-        let parsing = crate::domains::BodyParsing::blob();
+        let parsing = sluice_nodes_core::domains::BodyParsing::blob();
         let mut tree = super::to_tree(&m, &parsing).expect("tree");
         let t = &mut tree.root;
         let r = t.root();

@@ -13,8 +13,8 @@ use sluice_node_api::{
 };
 use sluice_tree::{Text, Tree, Value, field_type};
 
-use crate::domains::{BodyParsing, BodyParsingProps};
-use crate::terminals::InputOutputs;
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::terminals::InputOutputs;
 
 pub static HTTP_INPUT: NodeSpec = NodeSpec {
     type_name: "HTTPInput",

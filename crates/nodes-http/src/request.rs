@@ -21,8 +21,8 @@ use sluice_node_api::{
 };
 use sluice_tree::{Position, Text, Value, field_type};
 
-use crate::domains::{BodyParsing, BodyParsingProps, serialize_body};
-use crate::terminals::{FAILURE_DOC, In, OUT_DOC};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, serialize_body};
+use sluice_nodes_core::terminals::{FAILURE_DOC, In, OUT_DOC};
 
 terminals! {
     /// HTTPRequest's outputs.
