@@ -160,7 +160,7 @@ pub fn to_tree(m: &sluice_qm::Message, parsing: &BodyParsing) -> Result<Message,
     // product's parsers decode by the descriptor's CodedCharSetId.
     let body = match parsing.text_domain() {
         Some(xml) => {
-            sluice_esql::runtime::body_to_utf8(m.body.clone(), i64::from(md.coded_char_set_id), xml)
+            sluice_codepage::body_to_utf8(m.body.clone(), i64::from(md.coded_char_set_id), xml)
                 .map_err(|e| NodeError::recoverable(format!("the message body: {e}")))?
         }
         None => m.body.clone(),

@@ -325,7 +325,7 @@ impl Node for MqOutput {
         let xml = content_type.starts_with("text/xml");
         if xml || content_type.starts_with("application/json") {
             let ccsid = i64::from(qmsg.md.coded_char_set_id);
-            qmsg.body = sluice_esql::runtime::body_from_utf8(qmsg.body, ccsid, xml)
+            qmsg.body = sluice_codepage::body_from_utf8(qmsg.body, ccsid, xml)
                 .map_err(|e| NodeError::recoverable(format!("the message body: {e}")))?;
         }
         let mut new_msg_id = self.new_msg_id;
