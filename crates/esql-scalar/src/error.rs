@@ -85,9 +85,10 @@ pub enum ScalarError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A CCSID that has no converter here.
-    #[error("Code page {0} is not supported")]
-    UnsupportedCcsid(i64),
+    /// A CCSID conversion that fails: a CCSID with no converter, a character the code page
+    /// cannot hold, or bytes that are not valid in it.
+    #[error(transparent)]
+    Codepage(#[from] sluice_codepage::CodepageError),
     /// A date, time or interval value outside its valid range.
     #[error("Datetime value out of range: {0}")]
     DatetimeRange(String),
@@ -114,7 +115,7 @@ impl ScalarError {
             ScalarError::WrongArgumentCount { .. } => "42605",
             ScalarError::UnknownFunction(_) => "42884",
             ScalarError::InvalidFormat { .. } => "22007",
-            ScalarError::UnsupportedCcsid(_) => "22021",
+            ScalarError::Codepage(_) => "22021",
             ScalarError::DatetimeRange(_) => "22008",
             ScalarError::Domain { .. } => "22003",
         }

@@ -136,23 +136,6 @@ impl Program {
     }
 }
 
-/// A text body (`xml`: an XML document, whose declaration is made to say UTF-8) in CCSID
-/// `ccsid` as UTF-8, the form the parsers read; the same conversion PARSE … CCSID does.
-pub fn body_to_utf8(bytes: bytes::Bytes, ccsid: i64, xml: bool) -> Result<bytes::Bytes, String> {
-    exec::to_utf8(bytes, ccsid, xml).map_err(|e| e.exception.text.clone())
-}
-
-/// A serialised text body (UTF-8) as bytes of CCSID `ccsid`; the same conversion
-/// ASBITSTREAM … CCSID does.
-pub fn body_from_utf8(bytes: bytes::Bytes, ccsid: i64, xml: bool) -> Result<bytes::Bytes, String> {
-    if exec::is_utf8(ccsid) {
-        return Ok(bytes);
-    }
-    exec::from_utf8(bytes.to_vec(), ccsid, xml)
-        .map(bytes::Bytes::from)
-        .map_err(|e| e.exception.text.clone())
-}
-
 /// Every `*.esql` file under `dir`, in a stable order.
 pub fn collect_esql(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {

@@ -101,11 +101,11 @@ impl<'a> Exec<'a> {
                 true
             }
         };
-        let out = match o.ccsid {
+        let out = Bytes::from(out);
+        Ok(Value::Blob(match o.ccsid {
             Some(c) => from_utf8(out, c, xml)?,
             None => out,
-        };
-        Ok(Value::Blob(Bytes::from(out)))
+        }))
     }
 
     /// Make the element at `l` the root of `domain`, so serialisers recognise it. A header

@@ -2,7 +2,6 @@
 
 mod bitstream;
 mod bitstream_options;
-pub(crate) use bitstream_options::{from_utf8, is_utf8, to_utf8};
 mod call;
 mod db;
 mod dynamic;
@@ -87,7 +86,11 @@ impl From<scalar::ScalarError> for RtError {
         let state = format!("S{}", e.sqlstate());
         let kind = match e {
             scalar::ScalarError::CastFailure { .. }
-            | scalar::ScalarError::UnsupportedCast { .. } => ExceptionKind::Conversion,
+            | scalar::ScalarError::UnsupportedCast { .. }
+            | scalar::ScalarError::Codepage(
+                sluice_codepage::CodepageError::Unmappable { .. }
+                | sluice_codepage::CodepageError::Invalid { .. },
+            ) => ExceptionKind::Conversion,
             _ => ExceptionKind::Recoverable,
         };
         RtError::new(kind, 2521, &state, e.to_string())
