@@ -10,7 +10,7 @@ use crate::{CodePage, CodepageError, ENCODING_BIG_ENDIAN, ENCODING_LITTLE_ENDIAN
 
 /// The CCSIDs whose bodies are UTF-8 already. 0 is "the default" (an MQMD's
 /// MQCCSI_Q_MGR, or no CCSID clause), which is UTF-8 here.
-pub fn is_utf8(ccsid: i64) -> bool {
+pub(crate) fn is_utf8(ccsid: i64) -> bool {
     matches!(ccsid, 0 | 1208 | 1209)
 }
 
@@ -21,7 +21,8 @@ fn is_utf16(ccsid: i64) -> bool {
 /// A text body in CCSID `ccsid` as UTF-8. A UTF-16 byte-order mark picks the byte order
 /// (and is dropped); without one, 1202 is little-endian and 1200, 13488 and 17584 are
 /// big-endian. For an XML document (`xml`) the declaration's `encoding` is made to say
-/// UTF-8, since that is what the parser now reads. A UTF-8 body is returned as it is.
+/// UTF-8, since that is what the parser now reads. A UTF-8 body (CCSID 1208, 1209, or 0,
+/// the default) is returned as it is, unchecked.
 pub fn body_to_utf8(bytes: Bytes, ccsid: i64, xml: bool) -> Result<Bytes, CodepageError> {
     if is_utf8(ccsid) {
         return Ok(bytes);
@@ -48,7 +49,7 @@ pub fn body_to_utf8(bytes: Bytes, ccsid: i64, xml: bool) -> Result<Bytes, Codepa
 /// A serialised text body (UTF-8) as bytes of CCSID `ccsid`; UTF-16 CCSIDs other than 1202
 /// are written big-endian, without a byte-order mark. For an XML document (`xml`) the
 /// declaration's `encoding`, if it has one, is made to name the CCSID's encoding. A body
-/// for a UTF-8 CCSID is returned as it is.
+/// for a UTF-8 CCSID (1208, 1209, or 0, the default) is returned as it is.
 pub fn body_from_utf8(bytes: Bytes, ccsid: i64, xml: bool) -> Result<Bytes, CodepageError> {
     if is_utf8(ccsid) {
         return Ok(bytes);
@@ -81,7 +82,7 @@ pub fn body_from_utf8(bytes: Bytes, ccsid: i64, xml: bool) -> Result<Bytes, Code
 /// Where the value of the `encoding` pseudo-attribute of a leading XML declaration lies in
 /// `text` (a byte-order mark may come first); `None` without a declaration or without an
 /// `encoding` in it.
-pub fn declared_encoding(text: &str) -> Option<Range<usize>> {
+pub(crate) fn declared_encoding(text: &str) -> Option<Range<usize>> {
     let lead = if text.starts_with('\u{feff}') {
         '\u{feff}'.len_utf8()
     } else {

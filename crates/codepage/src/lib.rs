@@ -75,7 +75,7 @@ mod page;
 mod tables;
 mod unicode;
 
-pub use crate::body::{body_from_utf8, body_to_utf8, declared_encoding, is_utf8};
+pub use crate::body::{body_from_utf8, body_to_utf8};
 pub use crate::error::CodepageError;
 pub use crate::page::{CodePage, supported_ccsids};
 
