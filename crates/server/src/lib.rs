@@ -197,6 +197,9 @@ fn serve(
         }
     };
     let code = rt.block_on(async {
+        // Before anything can tell a client the server is up: a SIGTERM that came between
+        // "ready" and the handler's installation ended the process without draining.
+        let signals = Signals::install();
         let http_addr = SocketAddr::new(opts.bind, opts.http_port);
         let admin_addr = SocketAddr::new(opts.bind, opts.admin_port);
         let (http_l, admin_l) = match (
@@ -237,7 +240,7 @@ fn serve(
             let _ = out.flush();
         }
         tracing::info!(http = %http_addr, admin = %admin_addr, "Sluice is ready.");
-        wait_for_signal().await;
+        signals.wait().await;
         tracing::info!("Stopping: finishing the messages in progress.");
         let _ = stop_tx.send(true);
         let _ = http_task.await;
@@ -254,20 +257,32 @@ fn serve(
     code
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
+/// SIGTERM and SIGINT, caught from the moment they are installed.
+struct Signals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
+
+impl Signals {
+    fn install() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(term), Ok(int)) => Signals(Some((term, int))),
+            _ => Signals(None),
         }
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
+    }
+
+    async fn wait(self) {
+        match self.0 {
+            Some((mut term, mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
     }
 }
