@@ -299,7 +299,10 @@ impl MqInput {
                 started,
             };
             let due = !self.commit_interval.is_zero() && started.elapsed() >= self.commit_interval;
-            if alone || with_others || due || b.count >= self.commit_count {
+            // Without syncpoint for its gets (`no`), the unit of work holds only what the flow
+            // put under syncpoint itself, which is not carried over to the next message.
+            if alone || with_others || due || self.mode == Mode::No || b.count >= self.commit_count
+            {
                 self.commit_batch(b);
             } else {
                 *open = Some(b);

@@ -37,9 +37,10 @@ properties! {
     pub struct PutProps {
         /// The persistence of the message put: as `Root.MQMD.Persistence` says, or forced.
         persistence: PersistenceProperty = "as_input",
-        /// `automatic` and `yes`: inside the invocation's unit of work when it has one (a flow
-        /// started by a transactional MQInput), else put at once; `no`: put at once, outside
-        /// any unit of work.
+        /// `automatic`: under syncpoint when the invocation's unit of work has the queue
+        /// manager's (a flow started by a transactional MQInput), else put at once; `yes`:
+        /// under syncpoint always, committed or backed out when the flow ends, whatever started
+        /// it; `no`: put at once, outside any unit of work.
         transaction_mode: QueueTransaction = "automatic",
     }
 }
@@ -350,15 +351,19 @@ impl Node for MqOutput {
         let opts = PutOptions::default();
         let mut written = Vec::new();
         for q in dests {
-            let in_uow = self.transactional != Some(false);
-            let work = ctx
-                .inv
-                .unit_of_work
-                .get_mut::<QueueWork>(QueueWork::KEY)
-                .and_then(QueueWork::uow);
-            let id = match work {
-                Some(u) if in_uow => u.put(&q, qmsg.clone(), &opts),
-                _ => self.qm.put(&q, qmsg.clone(), &opts),
+            let uow = &mut ctx.inv.unit_of_work;
+            let work = match self.transactional {
+                Some(false) => None,
+                None => uow.get_mut::<QueueWork>(QueueWork::KEY),
+                Some(true) => uow
+                    .get_or_join(QueueWork::KEY, || {
+                        Ok::<_, std::convert::Infallible>(QueueWork::new(self.qm.begin()))
+                    })
+                    .ok(),
+            };
+            let id = match work.and_then(QueueWork::uow) {
+                Some(u) => u.put(&q, qmsg.clone(), &opts),
+                None => self.qm.put(&q, qmsg.clone(), &opts),
             }
             .map_err(|e| mq_error(e, &q))?;
             written.push((q, id));

@@ -110,3 +110,38 @@ fn a_message_without_an_mqmd_is_put_as_the_server() {
     assert_eq!(m.md.user_identifier, me.user());
     assert_eq!(m.md.put_appl_name, me.appl_name());
 }
+
+#[test]
+fn transaction_mode_yes_puts_under_syncpoint_when_nothing_transactional_started_the_flow() {
+    let qm = QueueManager::open_in_memory(QmConfig::default()).expect("a queue manager");
+    for q in ["Y.OK", "Y.FAILED", "Y.AT_ONCE"] {
+        qm.define(QueueDef::local(q)).expect("define");
+    }
+    // The first message's flow completes; the second's raises after its puts.
+    let b = Bench::new(
+        "nodes:\n  in: { type: Inject, wires: { out: [ok] } }\n  ok: { type: MQOutput, queue: Y.OK, transaction_mode: 'yes', wires: { out: [at_once] } }\n  at_once: { type: MQOutput, queue: Y.AT_ONCE, transaction_mode: 'no', wires: { out: [check] } }\n  check: { type: Filter, expression: \"$Body/a = 'fail'\", wires: { 'true': [failed] } }\n  failed: { type: MQOutput, queue: Y.FAILED, transaction_mode: 'yes', wires: { out: [raise] } }\n  raise: { type: Throw }\n",
+        qm.clone(),
+    );
+    for body in ["<a>fine</a>", "<a>fail</a>"] {
+        let mut m = sluice_tree::Message::new();
+        let parsing = sluice_nodes::domains::BodyParsing::from_props(
+            &sluice_nodes::domains::BodyParsingProps {
+                domain: sluice_nodes::domains::Domain::Xmlnsc,
+                parse_timing: sluice_nodes::domains::ParseTiming::OnDemand,
+                opaque_elements: Vec::new(),
+            },
+        )
+        .expect("parsing");
+        parsing
+            .attach(&mut m.root, bytes::Bytes::from_static(body.as_bytes()))
+            .expect("attach");
+        b.harness.inject(m);
+    }
+    b.harness.run(&b.flow);
+    let outcomes = b.harness.take_outcomes();
+    assert!(outcomes[0].is_ok() && outcomes[1].is_err(), "{outcomes:?}");
+    // Committed with the first flow, backed out with the second; `no` is put at once.
+    assert_eq!(qm.depth("Y.OK").expect("depth"), 1);
+    assert_eq!(qm.depth("Y.FAILED").expect("depth"), 0);
+    assert_eq!(qm.depth("Y.AT_ONCE").expect("depth"), 2);
+}
