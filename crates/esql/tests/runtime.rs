@@ -67,7 +67,7 @@ fn run_case(dir: &Path) -> Result<String, String> {
     let mut options = RunOptions::default();
     if dir.join("database").exists() {
         options.database =
-            Some(sluice_esql::runtime::open_database(":memory:").map_err(|e| e.to_string())?);
+            Some(sluice_db::Datasource::open(sluice_db::IN_MEMORY).map_err(|e| e.to_string())?);
     }
     if let Ok(ext) = std::fs::read_to_string(dir.join("externals.txt")) {
         for line in ext.lines() {

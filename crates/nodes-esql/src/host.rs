@@ -3,23 +3,26 @@
 
 use std::sync::Arc;
 
-use sluice_esql::runtime::{DatabaseWork, Datasource, Host, PropagateTo, new_unit_of_work};
+use sluice_db::{Datasource, DbError, UnitId};
+use sluice_esql::runtime::{Host, PropagateTo};
 use sluice_node_api::{Ctx, ExceptionKind, Message, NodeError, Terminal, Tree};
 
 pub use super::Transaction;
+use super::work::DatabaseWork;
 
 /// Output terminals of ESQL nodes by the number `PROPAGATE TO TERMINAL n` uses.
 const NUMBERED: [&str; 5] = ["out", "out1", "out2", "out3", "out4"];
 
-fn database_error(text: String) -> NodeError {
-    NodeError::new(ExceptionKind::Database, 2321, text)
+/// The product's exception 2321, with the error's text.
+fn database_error(e: DbError) -> NodeError {
+    NodeError::new(ExceptionKind::Database, 2321, e.to_string())
 }
 
 pub struct CtxHost<'c, 'a> {
     pub ctx: &'c mut Ctx<'a>,
     pub transaction: Transaction,
     /// `transaction: commit`: the node's own unit of work, once it touched the database.
-    own: Option<(u64, Arc<Datasource>)>,
+    own: Option<(UnitId, Arc<Datasource>)>,
 }
 
 impl<'c, 'a> CtxHost<'c, 'a> {
@@ -101,14 +104,14 @@ impl Host for CtxHost<'_, '_> {
                     .inv
                     .unit_of_work
                     .get_or_join(db.name(), || {
-                        let unit = new_unit_of_work();
+                        let unit = UnitId::next();
                         db.begin(unit).map(|_| DatabaseWork::new(db.clone(), unit))
                     })
                     .map_err(database_error)?;
             }
             Transaction::Commit => {
                 if self.own.is_none() {
-                    let unit = new_unit_of_work();
+                    let unit = UnitId::next();
                     if db.begin(unit).map_err(database_error)? {
                         self.own = Some((unit, db.clone()));
                     }

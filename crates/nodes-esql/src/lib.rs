@@ -9,6 +9,7 @@ mod database;
 mod filter;
 mod host;
 mod program;
+mod work;
 
 pub use compute::COMPUTE;
 pub use database::DATABASE;

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use sluice_esql::runtime::{Datasource, Module, ModuleKind, Program};
+use sluice_db::Datasource;
+use sluice_esql::runtime::{Module, ModuleKind, Program};
 use sluice_node_api::{BuildContext, ConfigError};
 
 type Sources = Vec<(String, String)>;
@@ -93,17 +94,9 @@ pub fn module(b: &BuildContext, name: &str, kind: ModuleKind) -> Result<Module, 
     Ok(m)
 }
 
-/// Open database files by path: nodes naming the same file share one [`Datasource`], so
-/// that their work in one invocation is one transaction rather than two that block each other.
-type Datasources = Mutex<HashMap<PathBuf, std::sync::Weak<Datasource>>>;
-
-fn datasources() -> &'static Datasources {
-    static D: OnceLock<Datasources> = OnceLock::new();
-    D.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-/// A node's database: `datasource` is a file (relative to the project) or `:memory:` (a
-/// database of the node's own).
+/// A node's database: `datasource` is a file (relative to the project), shared with the other
+/// nodes that name it so that their work in one invocation is one transaction, or `:memory:`
+/// (a database of the node's own).
 pub fn database(
     b: &BuildContext,
     datasource: Option<&str>,
@@ -111,19 +104,8 @@ pub fn database(
     let Some(ds) = datasource.filter(|s| !s.is_empty()) else {
         return Ok(None);
     };
-    if ds == ":memory:" {
-        return Datasource::open(ds)
-            .map(Some)
-            .map_err(|e| ConfigError::property("datasource", e));
-    }
-    let path = b.project_dir.join(ds);
-    let mut open = datasources().lock().unwrap_or_else(|e| e.into_inner());
-    open.retain(|_, w| w.strong_count() > 0);
-    if let Some(d) = open.get(&path).and_then(|w| w.upgrade()) {
-        return Ok(Some(d));
-    }
-    let d = Datasource::open(&path.display().to_string())
-        .map_err(|e| ConfigError::property("datasource", e))?;
-    open.insert(path, Arc::downgrade(&d));
-    Ok(Some(d))
+    sluice_db::Registry::global()
+        .open(ds, b.project_dir)
+        .map(Some)
+        .map_err(|e| ConfigError::property("datasource", e.to_string()))
 }

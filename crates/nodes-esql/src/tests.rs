@@ -295,15 +295,18 @@ fn rows_after(body: &str, transaction: &str) -> (Vec<String>, Vec<String>) {
         "nodes:\n  s: {{ type: Source, body: '{body}', wires: {{ out: [d] }} }}\n  d: {{ type: Database, module: Store, datasource: db.sqlite, transaction: {transaction}, wires: {{ out: [c] }} }}\n  c: {{ type: Compute, module: Check }}\n"
     );
     let log = run_then(STORE_THEN_CHECK, &flow, &|dir| {
-        let conn = sluice_esql::runtime::Connection::open(dir.join("db.sqlite")).expect("open db");
-        let mut st = conn
-            .prepare("SELECT v FROM t ORDER BY rowid")
-            .expect("query");
-        let got: Vec<String> = st
-            .query_map([], |r| r.get::<_, String>(0))
-            .expect("rows")
-            .filter_map(Result::ok)
-            .collect();
+        // A connection of its own, which sees only what the flow committed.
+        let db = sluice_db::Datasource::open_file(&dir.join("db.sqlite")).expect("open db");
+        let mut got = Vec::new();
+        db.statement()
+            .expect("connection")
+            .query("SELECT v FROM t ORDER BY rowid", &[], |r| {
+                if let sluice_db::SqlValueRef::Text(t) = r.get(0)? {
+                    got.push(String::from_utf8_lossy(t).into_owned());
+                }
+                Ok::<_, sluice_db::DbError>(())
+            })
+            .expect("rows");
         *rows.lock().unwrap_or_else(|e| e.into_inner()) = got;
     });
     let rows = rows.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -311,8 +314,11 @@ fn rows_after(body: &str, transaction: &str) -> (Vec<String>, Vec<String>) {
 }
 
 fn create_table_in(dir: &std::path::Path) {
-    let conn = sluice_esql::runtime::Connection::open(dir.join("db.sqlite")).expect("open db");
-    conn.execute_batch("CREATE TABLE IF NOT EXISTS t(v TEXT)")
+    sluice_db::Datasource::open_file(&dir.join("db.sqlite"))
+        .expect("open db")
+        .statement()
+        .expect("connection")
+        .execute_batch("CREATE TABLE IF NOT EXISTS t(v TEXT)")
         .expect("create table");
 }
 

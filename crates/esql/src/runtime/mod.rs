@@ -10,7 +10,6 @@
 
 mod compile;
 mod convert;
-mod datasource;
 mod dynamic;
 mod exec;
 mod fast;
@@ -21,13 +20,11 @@ mod mq_constants;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use sluice_db::Datasource;
 use sluice_node_api::NodeError;
 use sluice_tree::{Message, Tree};
 
-pub use datasource::{DatabaseWork, Datasource, new_unit_of_work};
 pub use exec::Outcome;
-/// The database connection type of `datasource` handles.
-pub use rusqlite::Connection;
 pub use sluice_esql_scalar::Value as ScalarValue;
 
 use crate::EsqlError;
@@ -353,11 +350,6 @@ impl Module {
             &options.externals,
         )
     }
-}
-
-/// Open a node's database: a file path, or `:memory:`.
-pub fn open_database(datasource: &str) -> Result<Arc<Datasource>, String> {
-    Datasource::open(datasource)
 }
 
 /// `sluice esql check`: compile the files (directories: every `*.esql` below) together and

@@ -1,8 +1,9 @@
-//! The Database correlation name against SQLite: SELECT FROM Database.t, INSERT, UPDATE,
-//! DELETE FROM and PASSTHRU. Rows are read into a tree and filtered by the ESQL WHERE
-//! expression, so every ESQL predicate works the same on tables and on messages.
+//! The Database correlation name: SELECT FROM Database.t, INSERT, UPDATE, DELETE FROM and
+//! PASSTHRU, as SQL run through the node's datasource. Rows are read into a tree and filtered
+//! by the ESQL WHERE expression, so every ESQL predicate works the same on tables and on
+//! messages.
 
-use rusqlite::types::{Value as SqlValue, ValueRef};
+use sluice_db::{DbError, SqlValue, SqlValueRef};
 use sluice_esql_scalar::Value;
 use sluice_node_api::ExceptionKind;
 use sluice_tree::{NodeId, Text, field_type};
@@ -11,19 +12,26 @@ use super::{Exec, Frame, Loc, R, RtError, RtVal};
 use crate::runtime::convert;
 use crate::runtime::ir::Ex;
 
-fn db_error(e: rusqlite::Error) -> RtError {
-    let native = match &e {
-        rusqlite::Error::SqliteFailure(f, _) => f.extended_code as i64,
-        _ => -1,
-    };
-    let mut r = RtError::new(
-        ExceptionKind::Database,
-        2321,
-        &format!("D{:05}", native.max(0)),
-        format!("database error: {e}"),
-    );
-    r.native = native;
-    r
+/// A database error as the product's exception 2321: a failed statement carries the
+/// database's own code as its native error and in its SQLSTATE (`Dnnnnn`); the datasource
+/// being busy or held by a node further up has neither.
+impl From<DbError> for RtError {
+    fn from(e: DbError) -> RtError {
+        match &e {
+            DbError::Statement { source, .. } => {
+                let native = e.native_code().unwrap_or(-1);
+                let mut r = RtError::new(
+                    ExceptionKind::Database,
+                    2321,
+                    &format!("D{:05}", native.max(0)),
+                    format!("database error: {source}"),
+                );
+                r.native = native;
+                r
+            }
+            _ => RtError::new(ExceptionKind::Database, 2321, "D00000", e.to_string()),
+        }
+    }
 }
 
 fn to_sql(v: &Value) -> SqlValue {
@@ -38,13 +46,13 @@ fn to_sql(v: &Value) -> SqlValue {
     }
 }
 
-fn from_sql(v: ValueRef<'_>) -> Value {
+fn from_sql(v: SqlValueRef<'_>) -> Value {
     match v {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) => Value::Integer(i),
-        ValueRef::Real(f) => Value::Float(f),
-        ValueRef::Text(t) => Value::from_text(&String::from_utf8_lossy(t)),
-        ValueRef::Blob(b) => Value::from_bytes(b.to_vec()),
+        SqlValueRef::Null => Value::Null,
+        SqlValueRef::Integer(i) => Value::Integer(i),
+        SqlValueRef::Real(f) => Value::Float(f),
+        SqlValueRef::Text(t) => Value::from_text(&String::from_utf8_lossy(t)),
+        SqlValueRef::Blob(b) => Value::from_bytes(b.to_vec()),
     }
 }
 
@@ -54,7 +62,7 @@ fn quote(name: &str) -> String {
 
 impl<'a> Exec<'a> {
     /// The connection for one statement, joined to the host's unit of work on first use.
-    fn connection(&mut self) -> R<parking_lot::MutexGuard<'a, rusqlite::Connection>> {
+    fn connection(&mut self) -> R<sluice_db::Connection<'a>> {
         let Some(db) = self.db else {
             return Err(RtError::new(
                 ExceptionKind::Database,
@@ -71,22 +79,16 @@ impl<'a> Exec<'a> {
                 r
             })?;
         }
-        db.statement()
-            .map_err(|e| RtError::new(ExceptionKind::Database, 2321, "D00000", e))
+        Ok(db.statement()?)
     }
 
     /// Run a query and read its rows into a new tree: one `Row` per row, one field per column
     /// (plus the hidden `rowid` when asked for).
     fn query_rows(&mut self, sql: &str, params: &[SqlValue]) -> R<Vec<Loc>> {
-        let guard = self.connection()?;
+        let conn = self.connection()?;
         let t = self.new_tree("Database");
-        let mut stmt = guard.prepare_cached(sql).map_err(db_error)?;
-        let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(params.iter()))
-            .map_err(db_error)?;
         let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(db_error)? {
+        conn.query(sql, params, |row| {
             let tree = &mut self.trees[t as usize];
             let r = tree.create_last_child(
                 NodeId(0),
@@ -94,14 +96,15 @@ impl<'a> Exec<'a> {
                 Text::from_static("Row"),
                 sluice_tree::Value::Null,
             )?;
-            for (i, n) in names.iter().enumerate() {
-                let v = from_sql(row.get_ref(i).map_err(db_error)?);
+            for (i, n) in row.columns().iter().enumerate() {
+                let v = from_sql(row.get(i)?);
                 let name = tree.alloc_text(n.as_bytes());
                 let tv = convert::to_tree(tree, &v);
                 tree.create_last_child(r, field_type::NAME_VALUE, name, tv)?;
             }
             out.push(Loc { tree: t, node: r });
-        }
+            Ok::<_, RtError>(())
+        })?;
         Ok(out)
     }
 
@@ -153,12 +156,8 @@ impl<'a> Exec<'a> {
     }
 
     fn exec_sql(&mut self, sql: &str, params: &[SqlValue]) -> R<usize> {
-        let guard = self.connection()?;
-        // Cached statements: the same SQL text (parameter markers, not literals) is prepared once.
-        let n = guard
-            .prepare_cached(sql)
-            .and_then(|mut st| st.execute(rusqlite::params_from_iter(params.iter())))
-            .map_err(db_error)?;
+        // The same SQL text (parameter markers, not literals) is prepared once.
+        let n = self.connection()?.execute(sql, params)?;
         self.sql = super::SqlStatus::default();
         Ok(n)
     }
@@ -264,11 +263,7 @@ impl<'a> Exec<'a> {
         for v in values {
             params.push(to_sql(&self.scalar(frame, v)?));
         }
-        let is_query = {
-            let guard = self.connection()?;
-            let stmt = guard.prepare_cached(&text).map_err(db_error)?;
-            stmt.column_count() > 0
-        };
+        let is_query = self.connection()?.returns_rows(&text)?;
         if is_query {
             let rows = self.query_rows(&text, &params)?;
             Ok(RtVal::L(rows.into_iter().map(RtVal::F).collect()))
