@@ -103,7 +103,9 @@ impl Host for CtxHost<'_, '_> {
                 self.ctx
                     .inv
                     .unit_of_work
-                    .get_or_join(db.name(), || {
+                    // Keyed by the datasource itself: nodes naming one file share it (the
+                    // registry gives them one), while each `:memory:` database is its own.
+                    .get_or_join(&format!("{:p}", Arc::as_ptr(db)), || {
                         let unit = UnitId::next();
                         db.begin(unit).map(|_| DatabaseWork::new(db.clone(), unit))
                     })
