@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use sluice_flow::{Registry, load_flow};
+use sluice_flow::{Registry, load_flow_with};
 use sluice_flow_testing::{
     Captured, DumpOptions, Harness, Masker, bless_requested, check_outputs, dump_message,
 };
@@ -185,7 +185,12 @@ fn run_case(case: &Path, project: &Path) -> Result<BTreeMap<String, String>, Str
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let mut def = load_flow("flow.yaml", &src, &registry).map_err(render)?;
+    // A case may bring subflows, as a project does.
+    let (subflows, problems) = sluice_server::project::load_subflows(project, &registry);
+    if !problems.is_empty() {
+        return Err(render(problems));
+    }
+    let mut def = load_flow_with("flow.yaml", &src, &registry, &subflows).map_err(render)?;
     // One instance, so that captures come in the order the inputs were sent.
     def.instances = 1;
     let runtime = tokio::runtime::Builder::new_multi_thread()
