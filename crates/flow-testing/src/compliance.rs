@@ -73,11 +73,14 @@ pub struct ComplianceEnv<'a> {
     pub serialize_body: &'a SerializeBody,
 }
 
+/// Why a test message could not be built or shown: the parser's or the tree's error.
+pub type MessageError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Builds a message from a domain name and body bytes (the node families own the parsers).
-pub type MakeMessage = dyn Fn(&str, &[u8]) -> Result<Message, String>;
+pub type MakeMessage = dyn Fn(&str, &[u8]) -> Result<Message, MessageError>;
 
 /// Serialises a message's body in its domain, as text.
-pub type SerializeBody = dyn Fn(&mut Message) -> Result<String, String>;
+pub type SerializeBody = dyn Fn(&mut Message) -> Result<String, MessageError>;
 
 /// The label of the node under test in every flow the checks build.
 pub(crate) const NODE: &str = "n";

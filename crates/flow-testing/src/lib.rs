@@ -15,7 +15,8 @@ pub mod harness;
 pub mod mask;
 
 pub use compliance::{
-    ComplianceCase, ComplianceEnv, Failing, FailingCase, MakeMessage, SerializeBody, check_node,
+    ComplianceCase, ComplianceEnv, Failing, FailingCase, MakeMessage, MessageError, SerializeBody,
+    check_node,
 };
 pub use diff::line_diff;
 pub use dump::{DumpOptions, dump_message, dump_tree};

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use sluice_flow::Registry;
 use sluice_flow_testing::{
-    ComplianceCase, ComplianceEnv, Failing, FailingCase, Harness, check_node,
+    ComplianceCase, ComplianceEnv, Failing, FailingCase, Harness, MessageError, check_node,
 };
 use sluice_node_api::Message;
 use sluice_node_api::Services;
@@ -196,29 +196,27 @@ fn queue_manager() -> Arc<sluice_qm::QueueManager> {
     qm
 }
 
-fn make_message(domain: &str, body: &[u8]) -> Result<Message, String> {
+fn make_message(domain: &str, body: &[u8]) -> Result<Message, MessageError> {
     let domain = match domain {
         "XMLNSC" => Domain::Xmlnsc,
         "JSON" => Domain::Json,
         "BLOB" => Domain::Blob,
-        other => return Err(format!("no domain {other}")),
+        other => return Err(format!("no domain {other}").into()),
     };
     let props = BodyParsingProps {
         domain,
         parse_timing: ParseTiming::OnDemand,
         opaque_elements: Vec::new(),
     };
-    let parsing = BodyParsing::from_props(&props).map_err(|e| e.message)?;
+    let parsing = BodyParsing::from_props(&props)?;
     let mut msg = Message::new();
-    parsing
-        .attach(&mut msg.root, Bytes::copy_from_slice(body))
-        .map_err(|e| e.to_string())?;
+    parsing.attach(&mut msg.root, Bytes::copy_from_slice(body))?;
     Ok(msg)
 }
 
-fn serialize_body(msg: &mut Message) -> Result<String, String> {
-    let (body, _) = sluice_nodes::domains::serialize_body(msg).map_err(|e| e.to_string())?;
-    String::from_utf8(body.to_vec()).map_err(|e| e.to_string())
+fn serialize_body(msg: &mut Message) -> Result<String, MessageError> {
+    let (body, _) = sluice_nodes::domains::serialize_body(msg)?;
+    Ok(String::from_utf8(body.to_vec())?)
 }
 
 fn run_compliance(registry: &Registry, project: &Path) -> Vec<String> {

@@ -9,3 +9,5 @@ pub const NAME: u32 = 0x0100_0000;
 pub const VALUE: u32 = 0x0200_0000;
 /// An element with a name and a value.
 pub const NAME_VALUE: u32 = 0x0300_0000;
+
+pub mod xmlnsc;

@@ -11,7 +11,7 @@ use sluice_node_api::{
 };
 use sluice_tree::{Value, field_type};
 
-use crate::{ComplianceEnv, Harness, check_node};
+use crate::{ComplianceEnv, Harness, MessageError, check_node};
 use sluice_flow::Registry;
 
 /// Upper-cases a one-value body and propagates it; a body reading `fail` raises an exception.
@@ -119,19 +119,18 @@ static MISDOCUMENTED: NodeSpec = shout_spec(
 static UNEXAMPLED: NodeSpec = shout_spec("Unexampled", &[]);
 
 /// A body of one character value named after its domain.
-fn make_message(domain: &str, body: &[u8]) -> Result<Message, String> {
+fn make_message(domain: &str, body: &[u8]) -> Result<Message, MessageError> {
     let mut m = Message::new();
     let r = m.root.root();
     let name = m.root.alloc_text(domain.as_bytes());
     let value = m.root.alloc_text(body);
     m.root
-        .create_last_child(r, field_type::NAME_VALUE, name, Value::Character(value))
-        .map_err(|e| e.to_string())?;
+        .create_last_child(r, field_type::NAME_VALUE, name, Value::Character(value))?;
     Ok(m)
 }
 
-fn serialize_body(m: &mut Message) -> Result<String, String> {
-    let body = m.body().map_err(|e| e.to_string())?.ok_or("no body")?;
+fn serialize_body(m: &mut Message) -> Result<String, MessageError> {
+    let body = m.body()?.ok_or("no body")?;
     Ok(String::from_utf8_lossy(m.root.value_bytes(body).unwrap_or_default()).into_owned())
 }
 

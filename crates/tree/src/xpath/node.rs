@@ -18,28 +18,8 @@
 //! The rule "class 0x03000000 with bit 0x100 set" would also catch namespace declarations and
 //! entity definitions, so the exact attribute constants are used instead.
 
+use crate::field_type::xmlnsc;
 use crate::xpath::tree_api::NodeId;
-
-/// XMLNSC.Attribute
-pub const XMLNSC_ATTRIBUTE: u32 = 0x0300_0100;
-/// XMLNSC.SingleAttribute
-pub const XMLNSC_SINGLE_ATTRIBUTE: u32 = 0x0300_0101;
-/// XMLNSC.SingleNamespaceDecl
-pub const XMLNSC_SINGLE_NAMESPACE_DECL: u32 = 0x0300_0102;
-/// XMLNSC.NamespaceDecl
-pub const XMLNSC_NAMESPACE_DECL: u32 = 0x0300_0103;
-/// XMLNSC.XmlDeclaration
-pub const XMLNSC_XML_DECLARATION: u32 = 0x0100_0400;
-/// XMLNSC.DocumentType
-pub const XMLNSC_DOCUMENT_TYPE: u32 = 0x0100_0300;
-/// XMLNSC.EntityDefinition
-pub const XMLNSC_ENTITY_DEFINITION: u32 = 0x0300_0300;
-/// XMLNSC.SingleEntityDefinition
-pub const XMLNSC_SINGLE_ENTITY_DEFINITION: u32 = 0x0300_0301;
-/// XMLNSC.Comment
-pub const XMLNSC_COMMENT: u32 = 0x0300_0400;
-/// XMLNSC.ProcessingInstruction
-pub const XMLNSC_PROCESSING_INSTRUCTION: u32 = 0x0300_0401;
 
 /// Which tree of the message assembly a node is in. The order is the document order between
 /// trees.
@@ -96,15 +76,15 @@ impl XNode {
 /// The XPath kind of an element with this field type; `None` when it is no XPath node.
 pub fn classify(field_type: u32) -> Option<NodeKind> {
     match field_type {
-        XMLNSC_ATTRIBUTE | XMLNSC_SINGLE_ATTRIBUTE => Some(NodeKind::Attribute),
-        XMLNSC_SINGLE_NAMESPACE_DECL
-        | XMLNSC_NAMESPACE_DECL
-        | XMLNSC_XML_DECLARATION
-        | XMLNSC_DOCUMENT_TYPE
-        | XMLNSC_ENTITY_DEFINITION
-        | XMLNSC_SINGLE_ENTITY_DEFINITION => None,
-        XMLNSC_COMMENT => Some(NodeKind::Comment),
-        XMLNSC_PROCESSING_INSTRUCTION => Some(NodeKind::ProcessingInstruction),
+        xmlnsc::ATTRIBUTE | xmlnsc::SINGLE_ATTRIBUTE => Some(NodeKind::Attribute),
+        xmlnsc::SINGLE_NAMESPACE_DECL
+        | xmlnsc::NAMESPACE_DECL
+        | xmlnsc::XML_DECLARATION
+        | xmlnsc::DOCUMENT_TYPE
+        | xmlnsc::ENTITY_DEFINITION
+        | xmlnsc::SINGLE_ENTITY_DEFINITION => None,
+        xmlnsc::COMMENT => Some(NodeKind::Comment),
+        xmlnsc::PROCESSING_INSTRUCTION => Some(NodeKind::ProcessingInstruction),
         t if t & 0xFF00_0000 == 0x0200_0000 => Some(NodeKind::Text),
         _ => Some(NodeKind::Element),
     }

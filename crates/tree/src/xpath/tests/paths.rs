@@ -354,10 +354,7 @@ fn node_set_results_are_returned_whole() {
 
 #[test]
 fn xmlnsc_field_types_map_to_xpath_node_kinds() {
-    use crate::xpath::node::{
-        XMLNSC_PROCESSING_INSTRUCTION, XMLNSC_SINGLE_ATTRIBUTE, XMLNSC_SINGLE_NAMESPACE_DECL,
-        XMLNSC_XML_DECLARATION,
-    };
+    use crate::field_type::xmlnsc;
     let mut m = Message::new();
     let t = &mut m.root;
     let r = t.root();
@@ -371,7 +368,7 @@ fn xmlnsc_field_types_map_to_xpath_node_kinds() {
         .expect("create");
     t.create_last_child(
         body,
-        XMLNSC_XML_DECLARATION,
+        xmlnsc::XML_DECLARATION,
         Text::from_static("XmlDeclaration"),
         Value::Null,
     )
@@ -387,7 +384,7 @@ fn xmlnsc_field_types_map_to_xpath_node_kinds() {
     let uri = t.alloc_text(b"urn:p");
     t.create_last_child(
         parent,
-        XMLNSC_SINGLE_NAMESPACE_DECL,
+        xmlnsc::SINGLE_NAMESPACE_DECL,
         Text::from_static("p"),
         Value::Character(uri),
     )
@@ -395,7 +392,7 @@ fn xmlnsc_field_types_map_to_xpath_node_kinds() {
     let id = t.alloc_text(b"7");
     t.create_last_child(
         parent,
-        XMLNSC_SINGLE_ATTRIBUTE,
+        xmlnsc::SINGLE_ATTRIBUTE,
         Text::from_static("id"),
         Value::Character(id),
     )
@@ -403,7 +400,7 @@ fn xmlnsc_field_types_map_to_xpath_node_kinds() {
     let pi = t.alloc_text(b"go");
     t.create_last_child(
         parent,
-        XMLNSC_PROCESSING_INSTRUCTION,
+        xmlnsc::PROCESSING_INSTRUCTION,
         Text::from_static("target"),
         Value::Character(pi),
     )
