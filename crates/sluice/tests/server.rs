@@ -213,3 +213,39 @@ fn a_broken_edit_keeps_the_running_flow() {
     assert_eq!(s.post("/echo", b"x").status, 200);
     assert!(s.log().contains("echo.yaml:2:"), "{}", s.log());
 }
+
+#[test]
+fn a_changed_subflow_redeploys_the_flows_using_it_and_a_broken_one_keeps_them() {
+    let flow = "flow: answer\nnodes:\n  in: { type: HTTPInput, path: /answer, wires: { out: [a] } }\n  a: { type: Answer }\n";
+    let subflow = |status: &str| {
+        format!(
+            "subflow: Answer\nnodes:\n  in: {{ type: Input, wires: {{ out: [reply] }} }}\n  reply: {{ type: HTTPReply, status: {status} }}\n"
+        )
+    };
+    let p = project("", &[("answer.yaml", flow)]);
+    std::fs::create_dir_all(p.path().join("subflows")).unwrap();
+    let file = p.path().join("subflows/answer.yaml");
+    std::fs::write(&file, subflow("201")).unwrap();
+    let s = Server::start(p.path());
+    assert_eq!(s.post("/answer", b"x").status, 201);
+    std::fs::write(&file, subflow("202")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while s.post("/answer", b"x").status != 202 {
+        assert!(
+            Instant::now() < deadline,
+            "the flow using the changed subflow was not redeployed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A subflow with an error is reported; the flow goes on as it was.
+    std::fs::write(&file, subflow("202").replace("HTTPReply", "HTTPReplyy")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !s.log().contains("HTTPReplyy") {
+        assert!(
+            Instant::now() < deadline,
+            "the broken subflow was not reported"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(s.post("/answer", b"x").status, 202);
+}
