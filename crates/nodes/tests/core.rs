@@ -78,34 +78,16 @@ properties! {
 }
 
 properties! {
-    struct NoProps {}
+    struct CaptureProps {}
+}
+
+properties! {
+    struct SetLabelProps {}
 }
 
 impl BuildNode for InjectProps {
     fn build(self, _: &BuildContext) -> Result<NodeImpl, ConfigError> {
         Ok(NodeImpl::Input(Arc::new(Inject { body: self.body })))
-    }
-}
-
-/// Capture's and SetLabel's builder: the node type names which node it is.
-struct CaptureProps(NoProps);
-struct SetLabelProps(NoProps);
-
-impl sluice_node_api::Properties for CaptureProps {
-    fn declare(out: &mut Vec<sluice_node_api::PropSpec>) {
-        NoProps::declare(out)
-    }
-    fn read(c: &sluice_node_api::NodeConfig) -> Result<Self, ConfigError> {
-        NoProps::read(c).map(CaptureProps)
-    }
-}
-
-impl sluice_node_api::Properties for SetLabelProps {
-    fn declare(out: &mut Vec<sluice_node_api::PropSpec>) {
-        NoProps::declare(out)
-    }
-    fn read(c: &sluice_node_api::NodeConfig) -> Result<Self, ConfigError> {
-        NoProps::read(c).map(SetLabelProps)
     }
 }
 
