@@ -96,6 +96,22 @@ fn walk_lazily(tree: &mut sluice_tree::Tree, json: sluice_tree::NodeId) {
     }
 }
 
+/// `-0` with no fraction is the INTEGER 0 in the tree, as in the product, while serde_json
+/// keeps it as the float -0.0; the two are the same JSON number.
+fn without_negative_zero(v: J) -> J {
+    match v {
+        J::Number(n) if n.as_f64() == Some(0.0) => J::from(0),
+        J::Array(items) => J::Array(items.into_iter().map(without_negative_zero).collect()),
+        J::Object(fields) => J::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k, without_negative_zero(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 /// The checks of the fuzz target `json_parse`, on one input.
 fn check_arbitrary(data: &[u8]) -> Result<(), TestCaseError> {
     let (mut tree, json, parser) = load(data);
@@ -117,7 +133,7 @@ fn check_arbitrary(data: &[u8]) -> Result<(), TestCaseError> {
         let a: J =
             serde_json::from_slice(data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data)).unwrap();
         let b: J = serde_json::from_slice(&rebuilt).unwrap();
-        prop_assert_eq!(a, b);
+        prop_assert_eq!(without_negative_zero(a), without_negative_zero(b));
     }
     let (mut again, json2, _) = load(&rebuilt);
     again.expand_all(json2).unwrap();
