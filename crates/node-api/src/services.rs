@@ -2,6 +2,8 @@
 //! than one node family uses. A family's own connections (a Kafka client, say) stay in the
 //! family.
 
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sluice_qm::QueueManager;
@@ -17,6 +19,12 @@ pub struct Services {
     pub runtime: Option<tokio::runtime::Handle>,
     /// The embedded queue manager, when the server runs one.
     pub queues: Option<Arc<QueueManager>>,
+    /// The server's data folder (`--data-dir`): relative folders of file nodes resolve against
+    /// it. None when nothing runs (`sluice validate`).
+    pub data_dir: Option<PathBuf>,
+    /// The address TCP/IP server nodes that name no port of their own listen on
+    /// (`--bind`, `--tcpip-port`). None when nothing runs.
+    pub tcpip: Option<SocketAddr>,
 }
 
 impl Services {
@@ -27,6 +35,17 @@ impl Services {
             http: Arc::new(HttpRouter::new()),
             runtime: None,
             queues: None,
+            data_dir: None,
+            tcpip: None,
+        }
+    }
+
+    /// `path` as a file node uses it: a relative path resolves against the data folder, or
+    /// against the current folder when there is none.
+    pub fn data_path(&self, path: &Path) -> PathBuf {
+        match &self.data_dir {
+            Some(d) if path.is_relative() => d.join(path),
+            _ => path.to_path_buf(),
         }
     }
 

@@ -229,6 +229,7 @@ fn run_compliance(registry: &Registry, project: &Path) -> Vec<String> {
         http: Arc::new(sluice_node_api::http_listener::HttpRouter::new()),
         runtime: Some(runtime.handle().clone()),
         queues: Some(queue_manager()),
+        ..Services::none()
     };
     let env = ComplianceEnv {
         registry,

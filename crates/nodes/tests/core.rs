@@ -143,6 +143,7 @@ fn build(src: &str) -> Result<Arc<Flow>, Vec<sluice_flow::Diagnostic>> {
         http: Arc::new(sluice_node_api::http_listener::HttpRouter::new()),
         runtime: Some(rt.handle().clone()),
         queues: None,
+        ..sluice_node_api::Services::none()
     };
     Flow::build(&def, std::path::Path::new("."), &services).map(Arc::new)
 }

@@ -33,6 +33,8 @@ pub struct RunOptions {
     pub http_port: u16,
     pub admin_port: u16,
     pub qm_port: u16,
+    /// The port of TCP/IP server nodes that name none of their own.
+    pub tcpip_port: u16,
     pub data_dir: Option<PathBuf>,
     pub bind: std::net::IpAddr,
     /// How often flow files are checked for changes.
@@ -64,6 +66,8 @@ pub fn validate(
         http: Arc::new(HttpRouter::new()),
         runtime: Some(rt.handle().clone()),
         queues: Some(qm),
+        data_dir: None,
+        tcpip: None,
     };
     let mut problems = Vec::new();
     for def in &project.flows {
@@ -145,7 +149,15 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
     })
     .ok();
     let admin_in_flight = Arc::new(AtomicUsize::new(0));
-    let code = serve(&rt, &opts, &project, registry, &qm, &admin_in_flight);
+    let code = serve(
+        &rt,
+        &opts,
+        &data_dir,
+        &project,
+        registry,
+        &qm,
+        &admin_in_flight,
+    );
     drop(qm_local);
     drop(qm_server);
     qm.shutdown();
@@ -167,6 +179,7 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
 fn serve(
     rt: &tokio::runtime::Runtime,
     opts: &RunOptions,
+    data_dir: &std::path::Path,
     project: &project::Project,
     registry: Arc<Registry>,
     qm: &Arc<sluice_qm::QueueManager>,
@@ -177,6 +190,8 @@ fn serve(
         http: Arc::clone(&router),
         runtime: Some(rt.handle().clone()),
         queues: Some(Arc::clone(qm)),
+        data_dir: Some(data_dir.to_path_buf()),
+        tcpip: Some(SocketAddr::new(opts.bind, opts.tcpip_port)),
     });
     let deployment = Arc::new(Deployment::new(&opts.dir, Arc::clone(&registry), services));
     if let Err(problems) = deployment.deploy_all(&project.flows) {

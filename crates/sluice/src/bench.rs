@@ -274,6 +274,7 @@ impl InProcessFactory {
             http: Arc::clone(&router),
             runtime: Some(runtime.handle().clone()),
             queues: Some(qm),
+            ..Services::none()
         });
         let deployment = Arc::new(Deployment::new(project, registry, services));
         deployment

@@ -32,6 +32,9 @@ enum Command {
         /// Port of the queue manager's client protocol.
         #[arg(long, default_value_t = 7802)]
         qm_port: u16,
+        /// Port of TCP/IP server nodes that name no port of their own.
+        #[arg(long, default_value_t = 7803)]
+        tcpip_port: u16,
         /// Where the server keeps its data (queue manager files).
         #[arg(long)]
         data_dir: Option<PathBuf>,
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
             http_port,
             admin_port,
             qm_port,
+            tcpip_port,
             data_dir,
             bind,
         } => {
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
                 http_port,
                 admin_port,
                 qm_port,
+                tcpip_port,
                 data_dir,
                 bind,
                 watch_every: Duration::from_secs(1),

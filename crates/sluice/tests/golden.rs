@@ -203,6 +203,7 @@ fn run_case(case: &Path, project: &Path) -> Result<BTreeMap<String, String>, Str
         http: Arc::clone(&router),
         runtime: Some(runtime.handle().clone()),
         queues: None,
+        ..Services::none()
     };
     let harness = Harness::new();
     let flow = harness.build(&def, project, &services).map_err(render)?;

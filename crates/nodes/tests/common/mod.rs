@@ -35,6 +35,7 @@ impl Bench {
             http: Arc::clone(&router),
             runtime: Some(runtime.handle().clone()),
             queues: Some(Arc::clone(&qm)),
+            ..Services::none()
         };
         let def = load_flow("input.yaml", src, &registry).unwrap_or_else(|d| panic!("{}", d[0]));
         let harness = Harness::new();
