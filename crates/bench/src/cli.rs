@@ -226,6 +226,7 @@ pub fn run_qm(
         http_port: 0,
         admin_port: 0,
         qm_port: port,
+        tcpip_port: 0,
         qm_socket: local.then(|| PathBuf::from(&args.server)),
         data_dir: PathBuf::new(),
         project: PathBuf::new(),

@@ -1,5 +1,5 @@
 //! Starting and stopping the Sluice server under test as a child process:
-//! `sluice run PROJECT --http-port N --admin-port N --qm-port N --data-dir D`
+//! `sluice run PROJECT --http-port N --admin-port N --qm-port N --tcpip-port N --data-dir D`
 //! on free loopback ports, ready when it prints a line `ready`; stopped with
 //! SIGTERM, then SIGKILL if it does not exit in time.
 
@@ -57,6 +57,8 @@ pub struct ServerEndpoints {
     pub admin_port: u16,
     /// Queue-manager client protocol.
     pub qm_port: u16,
+    /// TCP/IP server nodes' shared listener (`--tcpip-port`).
+    pub tcpip_port: u16,
     /// The queue manager's local socket, used instead of `qm_port` when set.
     pub qm_socket: Option<PathBuf>,
     /// Its data directory.
@@ -97,7 +99,7 @@ impl ServerProcess {
             reason,
             source: None,
         };
-        let [http_port, admin_port, qm_port] = free_ports()?;
+        let [http_port, admin_port, qm_port, tcpip_port] = free_ports()?;
         std::fs::create_dir_all(&config.data_dir).map_err(|e| {
             BenchError::io(
                 format!("creating data dir {}", config.data_dir.display()),
@@ -110,6 +112,7 @@ impl ServerProcess {
             .args(["--http-port", &http_port.to_string()])
             .args(["--admin-port", &admin_port.to_string()])
             .args(["--qm-port", &qm_port.to_string()])
+            .args(["--tcpip-port", &tcpip_port.to_string()])
             .arg("--data-dir")
             .arg(&config.data_dir)
             .args(&config.extra_args)
@@ -136,6 +139,7 @@ impl ServerProcess {
             http_port,
             admin_port,
             qm_port,
+            tcpip_port,
             qm_socket: None,
             data_dir: config.data_dir.clone(),
             project: config.project.clone(),
@@ -264,11 +268,11 @@ fn drain<R: Read + Send + 'static>(
 }
 
 /// Three distinct free loopback ports (held together while picked, so they differ).
-pub fn free_ports() -> Result<[u16; 3], BenchError> {
+pub fn free_ports() -> Result<[u16; 4], BenchError> {
     let bind =
         || TcpListener::bind("127.0.0.1:0").map_err(|e| BenchError::io("finding a free port", e));
-    let listeners = [bind()?, bind()?, bind()?];
-    let mut ports = [0u16; 3];
+    let listeners = [bind()?, bind()?, bind()?, bind()?];
+    let mut ports = [0u16; 4];
     for (port, listener) in ports.iter_mut().zip(&listeners) {
         *port = listener
             .local_addr()

@@ -171,7 +171,7 @@ const REST_APPL_NAME: &str = "sluice REST messaging";
 /// (HTTP basic `user:password`, or a bearer token: then no name), checked as the client
 /// protocol's CONNECT is; `None` when it must not be served. Without credentials a request
 /// passes, as nobody, when the queue manager allows anonymous connections.
-fn authenticated(auth: &AuthConfig, headers: &[(String, String)]) -> Option<String> {
+pub fn authenticated(auth: &AuthConfig, headers: &[(String, String)]) -> Option<String> {
     use base64::Engine;
     let Some((scheme, value)) = header(headers, "authorization").and_then(|v| v.split_once(' '))
     else {

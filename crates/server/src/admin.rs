@@ -101,6 +101,8 @@ pub struct AdminState {
     pub deployment: Arc<Deployment>,
     pub registry: Arc<Registry>,
     pub extensions: Vec<Arc<dyn AdminRoutes>>,
+    /// Who may call the API: the queue manager's clients (`queue_manager:` in sluice.yaml).
+    pub auth: sluice_qm::net::AuthConfig,
     /// Requests being answered (the server lets them finish when it stops).
     pub in_flight: Arc<AtomicUsize>,
 }
@@ -294,6 +296,18 @@ pub async fn handle(
                 r.headers_mut().insert(n, v);
             }
         }
+        return Ok(r);
+    }
+    if sluice_qm::rest::authenticated(&state.auth, &headers).is_none() {
+        let mut r = json_response(
+            401,
+            &json!({"error": "this server's admin API needs credentials: HTTP basic (a user of \
+                queue_manager.users in sluice.yaml) or a bearer token (queue_manager.tokens)"}),
+        );
+        r.headers_mut().insert(
+            hyper::header::WWW_AUTHENTICATE,
+            hyper::header::HeaderValue::from_static("Basic realm=\"sluice\""),
+        );
         return Ok(r);
     }
     if method == "PUT"

@@ -36,7 +36,10 @@ pub struct RunOptions {
     /// The port of TCP/IP server nodes that name none of their own.
     pub tcpip_port: u16,
     pub data_dir: Option<PathBuf>,
+    /// The address of flow listeners (HTTP, TCP/IP).
     pub bind: std::net::IpAddr,
+    /// The address of the admin API and the queue manager's client port.
+    pub admin_bind: std::net::IpAddr,
     /// How often flow files are checked for changes.
     pub watch_every: Duration,
 }
@@ -113,6 +116,10 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
             return 2;
         }
     };
+    if let Err(e) = check_exposure(&opts, &project.settings) {
+        eprintln!("error: {e}");
+        return 2;
+    }
     let data_dir = opts
         .data_dir
         .clone()
@@ -124,7 +131,7 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
             return 1;
         }
     };
-    let qm_addr = SocketAddr::new(opts.bind, opts.qm_port);
+    let qm_addr = SocketAddr::new(opts.admin_bind, opts.qm_port);
     let qm_server = match queues::serve_tcp(qm_addr, &opts.dir, &project.settings, &qm) {
         Ok(s) => s,
         Err(e) => {
@@ -175,6 +182,21 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
     code
 }
 
+/// The admin API and the queue manager give full control of the server: beyond loopback they
+/// need credentials, as RabbitMQ's guest user and Redis's protected mode do.
+fn check_exposure(opts: &RunOptions, settings: &settings::Settings) -> Result<(), String> {
+    if opts.admin_bind.is_loopback() || !settings.queue_manager.allow_anonymous {
+        return Ok(());
+    }
+    Err(format!(
+        "--admin-bind {} would open the admin API (port {}) and the queue manager (port {}) to \
+         other hosts without credentials. Either keep them on loopback (the default, \
+         --admin-bind 127.0.0.1) or require credentials in sluice.yaml:\n  queue_manager:\n    \
+         allow_anonymous: false\n    users: {{ admin: a-long-password }}   # or tokens: [ ... ]",
+        opts.admin_bind, opts.admin_port, opts.qm_port
+    ))
+}
+
 /// Deploy the flows and serve until a signal; the queue manager is already open.
 fn serve(
     rt: &tokio::runtime::Runtime,
@@ -216,7 +238,7 @@ fn serve(
         // "ready" and the handler's installation ended the process without draining.
         let signals = Signals::install();
         let http_addr = SocketAddr::new(opts.bind, opts.http_port);
-        let admin_addr = SocketAddr::new(opts.bind, opts.admin_port);
+        let admin_addr = SocketAddr::new(opts.admin_bind, opts.admin_port);
         let (http_l, admin_l) = match (
             TcpListener::bind(http_addr).await,
             TcpListener::bind(admin_addr).await,
@@ -244,6 +266,7 @@ fn serve(
                 qm: Arc::clone(qm),
                 auth: queues::auth(&project.settings),
             }) as Arc<dyn AdminRoutes>],
+            auth: queues::auth(&project.settings),
             in_flight: Arc::clone(admin_in_flight),
         });
         let admin_task = tokio::spawn(serve_admin(admin_l, admin_state, stop_rx));

@@ -38,9 +38,13 @@ enum Command {
         /// Where the server keeps its data (queue manager files).
         #[arg(long)]
         data_dir: Option<PathBuf>,
-        /// The address to listen on.
+        /// The address of the flows' listeners (HTTP, TCP/IP).
         #[arg(long, default_value = "0.0.0.0")]
         bind: std::net::IpAddr,
+        /// The address of the admin API and the queue manager's port; beyond loopback they need
+        /// credentials (queue_manager.allow_anonymous: false in sluice.yaml).
+        #[arg(long, default_value = "127.0.0.1")]
+        admin_bind: std::net::IpAddr,
     },
     /// Check a project's files without running it; prints every problem.
     Validate { dir: PathBuf },
@@ -105,6 +109,7 @@ fn main() -> ExitCode {
             tcpip_port,
             data_dir,
             bind,
+            admin_bind,
         } => {
             let opts = sluice_server::RunOptions {
                 dir,
@@ -114,6 +119,7 @@ fn main() -> ExitCode {
                 tcpip_port,
                 data_dir,
                 bind,
+                admin_bind,
                 watch_every: Duration::from_secs(1),
             };
             ExitCode::from(sluice_server::run(opts, bundle::registry()) as u8)

@@ -249,3 +249,37 @@ fn a_changed_subflow_redeploys_the_flows_using_it_and_a_broken_one_keeps_them() 
     }
     assert_eq!(s.post("/answer", b"x").status, 202);
 }
+
+#[test]
+fn run_refuses_an_admin_api_beyond_loopback_without_credentials() {
+    let p = project("", &[("echo.yaml", ECHO)]);
+    let out = Command::new(bin())
+        .args(["run", &p.path().display().to_string()])
+        .args(["--admin-bind", "0.0.0.0", "--http-port", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--admin-bind 0.0.0.0") && err.contains("allow_anonymous: false"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("ready"));
+}
+
+#[test]
+fn the_admin_api_asks_for_the_queue_managers_credentials_when_anonymous_is_off() {
+    let p = project(
+        "queue_manager:\n  allow_anonymous: false\n  users: { admin: s3cret }\n",
+        &[("echo.yaml", ECHO)],
+    );
+    let s = Server::start(p.path());
+    let anonymous = common::request(s.admin_port, "GET", "/api/v1/flows", &[], b"");
+    assert_eq!(anonymous.status, 401, "{}", anonymous.text());
+    assert!(anonymous.header("www-authenticate").is_some());
+    // "admin:s3cret" in base64.
+    let basic = [("Authorization", "Basic YWRtaW46czNjcmV0")];
+    let authed = common::request(s.admin_port, "GET", "/api/v1/flows", &basic, b"");
+    assert_eq!(authed.status, 200, "{}", authed.text());
+    assert!(authed.text().contains("echo"));
+}

@@ -14,6 +14,8 @@ pub struct Server {
     pub http_port: u16,
     pub admin_port: u16,
     pub qm_port: u16,
+    /// `--tcpip-port`: TCP/IP server nodes without a port of their own listen here.
+    pub tcpip_port: u16,
     pub stderr: PathBuf,
     /// The server's `--data-dir`.
     pub data_dir: PathBuf,
@@ -98,7 +100,8 @@ impl Server {
         let data_path = data_dir
             .map(Path::to_path_buf)
             .unwrap_or_else(|| data.path().to_path_buf());
-        let (http_port, admin_port, qm_port) = (free_port(), free_port(), free_port());
+        let (http_port, admin_port, qm_port, tcpip_port) =
+            (free_port(), free_port(), free_port(), free_port());
         let stderr = data.path().join("stderr.log");
         let mut child = Command::new(bin())
             .args(["run", &dir.display().to_string(), "--bind", "127.0.0.1"])
@@ -114,6 +117,7 @@ impl Server {
                 "--data-dir",
                 &data_path.display().to_string(),
             ])
+            .args(["--tcpip-port", &tcpip_port.to_string()])
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).map_err(|e| e.to_string())?)
             .spawn()
@@ -148,6 +152,7 @@ impl Server {
             http_port,
             admin_port,
             qm_port,
+            tcpip_port,
             stderr,
             data_dir: data_path,
             _data: data,
