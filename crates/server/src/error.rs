@@ -45,9 +45,13 @@ pub enum ServerError {
         #[source]
         source: QmError,
     },
-    /// The queue manager's listener could not be opened on its address.
-    #[error("cannot listen on {addr} (queue manager): {source}")]
+    /// A listener (HTTP, admin, the queue manager's) could not be opened on its address.
+    #[error("cannot listen on {addr} ({what}): {source}{}", in_use_hint(source, option))]
     Listen {
+        /// What would have listened there.
+        what: &'static str,
+        /// The command-line option that sets its port.
+        option: &'static str,
         /// The address asked for.
         addr: SocketAddr,
         /// The socket's error.
@@ -163,5 +167,17 @@ mod tests {
             .http_status(),
             422
         );
+    }
+}
+
+/// A port in use is most often another server started earlier: say so, and how to move.
+fn in_use_hint(e: &io::Error, option: &str) -> String {
+    if e.kind() == io::ErrorKind::AddrInUse {
+        format!(
+            " (another program holds the port, perhaps another `sluice run`: stop it, or choose \
+             another port with {option})"
+        )
+    } else {
+        String::new()
     }
 }

@@ -244,12 +244,24 @@ fn serve(
             TcpListener::bind(admin_addr).await,
         ) {
             (Ok(h), Ok(a)) => (h, a),
-            (Err(e), _) => {
-                eprintln!("error: cannot listen on {http_addr} (HTTP): {e}");
+            (Err(source), _) => {
+                let e = ServerError::Listen {
+                    what: "HTTP",
+                    option: "--http-port",
+                    addr: http_addr,
+                    source,
+                };
+                eprintln!("error: {e}");
                 return 1;
             }
-            (_, Err(e)) => {
-                eprintln!("error: cannot listen on {admin_addr} (admin): {e}");
+            (_, Err(source)) => {
+                let e = ServerError::Listen {
+                    what: "admin",
+                    option: "--admin-port",
+                    addr: admin_addr,
+                    source,
+                };
+                eprintln!("error: {e}");
                 return 1;
             }
         };

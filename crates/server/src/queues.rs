@@ -67,7 +67,12 @@ pub fn serve_tcp(
     settings: &Settings,
     qm: &Arc<QueueManager>,
 ) -> Result<Server, ServerError> {
-    let listen_err = |source| ServerError::Listen { addr, source };
+    let listen_err = |source| ServerError::Listen {
+        what: "queue manager",
+        option: "--qm-port",
+        addr,
+        source,
+    };
     let Some(tls) = &settings.queue_manager.tls else {
         return Server::bind(&addr.to_string(), Arc::clone(qm), auth(settings)).map_err(listen_err);
     };

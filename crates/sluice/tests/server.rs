@@ -283,3 +283,25 @@ fn the_admin_api_asks_for_the_queue_managers_credentials_when_anonymous_is_off()
     assert_eq!(authed.status, 200, "{}", authed.text());
     assert!(authed.text().contains("echo"));
 }
+
+#[test]
+fn a_port_in_use_is_named_with_the_option_that_moves_it() {
+    let p = project("", &[("echo.yaml", ECHO)]);
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    let data = TempDir::new("data");
+    let out = Command::new(bin())
+        .args(["run", &p.path().display().to_string(), "--bind", "127.0.0.1"])
+        .args(["--admin-port", "0", "--qm-port", &port])
+        .args(["--data-dir", &data.path().display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("127.0.0.1:{port} (queue manager)"))
+            && err.contains("another `sluice run`")
+            && err.contains("--qm-port"),
+        "{err}"
+    );
+}
