@@ -134,6 +134,28 @@ impl Flow {
         })
     }
 
+    /// Add the statistics of `old`, the flow this one replaces, to this one's: the flow's totals
+    /// go on, and so do those of every node whose label, type and properties are unchanged; a
+    /// changed or new node starts from zero. Call it once `old` has stopped, so that nothing it
+    /// counts afterwards is lost.
+    pub fn carry_statistics_from(&self, old: &Flow) {
+        self.stats.flow.absorb(&old.stats.flow);
+        let before: HashMap<&str, usize> = old
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.label.as_str(), i))
+            .collect();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(&j) = before.get(n.label.as_str()) {
+                let o = &old.nodes[j];
+                if o.type_name == n.type_name && o.config == n.config {
+                    self.stats.nodes[i].absorb(&old.stats.nodes[j]);
+                }
+            }
+        }
+    }
+
     pub fn node_info(&self) -> impl Iterator<Item = NodeInfo<'_>> {
         self.nodes.iter().map(|n| NodeInfo {
             label: &n.label,

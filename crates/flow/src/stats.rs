@@ -54,6 +54,21 @@ impl Counters {
         }
     }
 
+    /// Add `other`'s counts to these.
+    pub fn absorb(&self, other: &Counters) {
+        let pairs = [
+            (&self.invocations, &other.invocations),
+            (&self.errors, &other.errors),
+            (&self.elapsed_ns, &other.elapsed_ns),
+            (&self.sampled_cpu_ns, &other.sampled_cpu_ns),
+            (&self.sampled_invocations, &other.sampled_invocations),
+            (&self.input_bytes, &other.input_bytes),
+        ];
+        for (mine, theirs) in pairs {
+            mine.fetch_add(theirs.load(Relaxed), Relaxed);
+        }
+    }
+
     fn add(&self, elapsed: u64, cpu: Option<u64>) {
         self.elapsed_ns.fetch_add(elapsed, Relaxed);
         if let Some(c) = cpu {

@@ -21,7 +21,7 @@ pub enum PropValue {
 
 /// A node's validated property values, defaults filled in: what the loader hands a node type's
 /// [`Properties::read`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeConfig {
     values: BTreeMap<String, PropValue>,
 }

@@ -75,6 +75,13 @@ fn changed_subflows(before: &EsqlStamp, now: &EsqlStamp) -> Vec<String> {
     changed
 }
 
+/// Stop `old`, then carry its statistics over to `new`, which replaces it.
+fn replace(old: Deployed, new: &Flow) {
+    let stopped = Arc::clone(&old.running.flow);
+    old.running.stop();
+    new.carry_statistics_from(&stopped);
+}
+
 fn stamp(p: &Path) -> Option<(SystemTime, u64)> {
     let m = std::fs::metadata(p).ok()?;
     Some((m.modified().ok()?, m.len()))
@@ -187,7 +194,7 @@ impl Deployment {
                         subflows,
                     };
                     if let Some(old) = flows.insert(f.clone(), deployed) {
-                        old.running.stop();
+                        replace(old, &flow);
                     }
                 }
                 Err(problems) => {
@@ -257,7 +264,7 @@ impl Deployment {
             subflows: def.subflow_files,
         };
         if let Some(old) = flows.insert(path, deployed) {
-            old.running.stop();
+            replace(old, &flow);
         }
         Ok(())
     }

@@ -305,3 +305,43 @@ fn a_port_in_use_is_named_with_the_option_that_moves_it() {
         "{err}"
     );
 }
+
+#[test]
+fn statistics_go_on_across_a_redeploy_and_a_changed_node_starts_from_zero() {
+    let p = project("", &[("echo.yaml", ECHO)]);
+    let s = Server::start(p.path());
+    for _ in 0..3 {
+        assert_eq!(s.post("/echo", b"x").status, 200);
+    }
+    let changed = ECHO.replace(
+        "reply: { type: HTTPReply }",
+        "reply: { type: HTTPReply, status: 201 }",
+    );
+    std::fs::write(p.path().join("flows/echo.yaml"), changed).unwrap();
+    let (mut total, mut created) = (3, 0);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while created == 0 {
+        assert!(Instant::now() < deadline, "not redeployed");
+        total += 1;
+        if s.post("/echo", b"x").status == 201 {
+            created += 1;
+        } else {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let r = common::request(s.admin_port, "GET", "/api/v1/flows/echo", &[], b"");
+    let flow: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    let count = |v: &serde_json::Value| v["statistics"]["invocations"].as_u64().unwrap();
+    let node = |label: &str| {
+        flow["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["label"] == label)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(count(&flow), total, "{flow}");
+    assert_eq!(count(&node("in")), total, "{flow}");
+    assert_eq!(count(&node("reply")), created, "{flow}");
+}
