@@ -13,6 +13,8 @@ pub mod yaml;
 
 pub use diag::Diagnostic;
 pub use engine::{EnterError, Flow, NodeInfo, RunningFlow};
-pub use load::{FlowDef, NodeDef, Place, SourceText, load_flow, load_flow_with};
+pub use load::{
+    FlowDef, NodeDef, Place, SourceText, conflicting_claims, load_flow, load_flow_with,
+};
 pub use registry::Registry;
 pub use subflow::{PromotedProperty, SubflowDef, Subflows};

@@ -80,7 +80,58 @@ pub struct NodeDef {
     pub places: Vec<(String, Place)>,
 }
 
+impl FlowDef {
+    /// What its nodes serve exclusively ([`sluice_node_api::BuildNode::claims`]), each with the
+    /// node that claims it.
+    pub fn claims(&self) -> Vec<(String, &NodeDef)> {
+        self.nodes
+            .iter()
+            .flat_map(|n| n.spec.claims(&n.config).into_iter().map(move |c| (c, n)))
+            .collect()
+    }
+
+    /// Its claims, each with where its node is written: what [`conflicting_claims`] takes as
+    /// claims already made.
+    pub fn claim_places(&self) -> Vec<(String, String)> {
+        self.claims()
+            .into_iter()
+            .map(|(c, n)| (c, n.whereabouts()))
+            .collect()
+    }
+}
+
+/// Two nodes that claim the same thing ([`FlowDef::claims`]): one problem per claim taken
+/// twice, at the later node, naming the earlier one. `taken` holds claims already made
+/// elsewhere (by flows deployed before), with where they were made.
+pub fn conflicting_claims(
+    defs: &[&FlowDef],
+    taken: &[(String, String)],
+) -> Vec<crate::diag::Diagnostic> {
+    let mut seen: std::collections::HashMap<String, String> = taken.iter().cloned().collect();
+    let mut problems = Vec::new();
+    for def in defs {
+        for (claim, node) in def.claims() {
+            match seen.get(&claim) {
+                Some(there) => problems.push(
+                    node.place_of(None)
+                        .diagnostic(format!("{claim} is already served by {there}")),
+                ),
+                None => {
+                    seen.insert(claim, node.whereabouts());
+                }
+            }
+        }
+    }
+    problems
+}
+
 impl NodeDef {
+    /// `FILE:LINE (node `LABEL`)`, for messages that point at another node.
+    pub fn whereabouts(&self) -> String {
+        let place = &self.place;
+        format!("{}:{} (node `{}`)", place.src.file, place.line, self.label)
+    }
+
     /// The place of a property (or of the node when it was not written).
     pub fn place_of(&self, property: Option<&str>) -> &Place {
         property

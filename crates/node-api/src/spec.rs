@@ -124,6 +124,13 @@ pub enum NodeImpl {
 /// A node type's property set that builds the node: implemented once per node type.
 pub trait BuildNode: Properties {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError>;
+
+    /// What the node serves exclusively within a server — an HTTP path, a TCP port, a watched
+    /// folder — as text naming it (`HTTP path /orders`). Two nodes with the same claim fail the
+    /// deployment, naming both.
+    fn claims(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// How a node type's properties are declared and its node built, from its [`BuildNode`] type.
@@ -131,6 +138,7 @@ pub trait BuildNode: Properties {
 pub struct NodeBuilder {
     declare: fn(&mut Vec<PropSpec>),
     build: fn(&NodeConfig, &BuildContext) -> Result<NodeImpl, ConfigError>,
+    claims: fn(&NodeConfig) -> Vec<String>,
 }
 
 impl NodeBuilder {
@@ -139,12 +147,18 @@ impl NodeBuilder {
         NodeBuilder {
             declare: P::declare,
             build: read_and_build::<P>,
+            claims: read_claims::<P>,
         }
     }
 }
 
 fn read_and_build<P: BuildNode>(c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
     P::read(c)?.build(b)
+}
+
+/// Properties that do not read have no claims: building the node reports them.
+fn read_claims<P: BuildNode>(c: &NodeConfig) -> Vec<String> {
+    P::read(c).map(|p| p.claims()).unwrap_or_default()
 }
 
 /// The declaration of a node type, registered by name.
@@ -174,6 +188,11 @@ impl NodeSpec {
     /// Build the node from validated properties.
     pub fn build(&self, c: &NodeConfig, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         (self.builder.build)(c, b)
+    }
+
+    /// What a node of this type with these properties serves exclusively ([`BuildNode::claims`]).
+    pub fn claims(&self, c: &NodeConfig) -> Vec<String> {
+        (self.builder.claims)(c)
     }
 
     /// The position of a declared output terminal.

@@ -80,6 +80,10 @@ impl BuildNode for HttpInputProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         build_http_input(self, b)
     }
+
+    fn claims(&self) -> Vec<String> {
+        vec![format!("HTTP path {}", self.path)]
+    }
 }
 
 fn build_http_input(c: HttpInputProps, b: &BuildContext) -> Result<NodeImpl, ConfigError> {

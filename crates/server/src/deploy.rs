@@ -22,6 +22,8 @@ struct Deployed {
     stamp: Option<(SystemTime, u64)>,
     /// The subflow files it uses, as its definition names them.
     subflows: Vec<String>,
+    /// What its nodes serve exclusively, with where ([`FlowDef::claim_places`]).
+    claims: Vec<(String, String)>,
 }
 
 /// The running flows of a server.
@@ -105,11 +107,11 @@ impl Deployment {
 
     /// Build every flow, then start them all; nothing starts if anything fails.
     pub fn deploy_all(&self, defs: &[FlowDef]) -> Result<(), Vec<Diagnostic>> {
-        let mut built: Vec<(String, Vec<String>, Arc<Flow>)> = Vec::new();
+        let mut built: Vec<(&FlowDef, Arc<Flow>)> = Vec::new();
         let mut problems = Vec::new();
         for d in defs {
             match self.build(d) {
-                Ok(f) => built.push((d.file.clone(), d.subflow_files.clone(), f)),
+                Ok(f) => built.push((d, f)),
                 Err(mut p) => problems.append(&mut p),
             }
         }
@@ -117,18 +119,19 @@ impl Deployment {
             return Err(problems);
         }
         let mut flows = self.flows.lock();
-        for (file, subflows, f) in built {
+        for (def, f) in built {
             let path = self
                 .dir
                 .join("flows")
-                .join(Path::new(&file).file_name().unwrap_or_default());
+                .join(Path::new(&def.file).file_name().unwrap_or_default());
             let st = stamp(&path);
             flows.insert(
                 path,
                 Deployed {
                     running: f.start(),
                     stamp: st,
-                    subflows,
+                    subflows: def.subflow_files.clone(),
+                    claims: def.claim_places(),
                 },
             );
         }
@@ -182,16 +185,31 @@ impl Deployment {
             if !esql_changed && unchanged {
                 continue;
             }
-            let loaded = project::load_flow_file(f, &self.registry, &subflow_set)
-                .and_then(|def| self.build(&def).map(|flow| (def.subflow_files, flow)));
+            let taken: Vec<(String, String)> = flows
+                .iter()
+                .filter(|(p, _)| *p != f)
+                .flat_map(|(_, d)| d.claims.iter().cloned())
+                .collect();
+            let loaded = project::load_flow_file(f, &self.registry, &subflow_set).and_then(|def| {
+                let clashes = sluice_flow::conflicting_claims(&[&def], &taken);
+                if !clashes.is_empty() {
+                    return Err(clashes);
+                }
+                self.build(&def).map(|flow| (def, flow))
+            });
             match loaded {
-                Ok((subflows, flow)) => {
-                    tracing::info!(flow = %flow.name, file = %f.display(), "Redeploying flow.");
+                Ok((def, flow)) => {
+                    if flows.contains_key(f) {
+                        tracing::info!(flow = %flow.name, file = %f.display(), "Redeploying flow.");
+                    } else {
+                        tracing::info!(flow = %flow.name, file = %f.display(), "Deploying a new flow.");
+                    }
                     let running = flow.start();
                     let deployed = Deployed {
                         running,
                         stamp: st,
-                        subflows,
+                        claims: def.claim_places(),
+                        subflows: def.subflow_files,
                     };
                     if let Some(old) = flows.insert(f.clone(), deployed) {
                         replace(old, &flow);
@@ -261,6 +279,7 @@ impl Deployment {
         let deployed = Deployed {
             running,
             stamp,
+            claims: def.claim_places(),
             subflows: def.subflow_files,
         };
         if let Some(old) = flows.insert(path, deployed) {

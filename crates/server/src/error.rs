@@ -46,7 +46,10 @@ pub enum ServerError {
         source: QmError,
     },
     /// A listener (HTTP, admin, the queue manager's) could not be opened on its address.
-    #[error("cannot listen on {addr} ({what}): {source}{}", in_use_hint(source, option))]
+    #[error(
+        "cannot listen on {addr} ({what}): {source}{}",
+        in_use_hint(source, option)
+    )]
     Listen {
         /// What would have listened there.
         what: &'static str,

@@ -90,8 +90,13 @@ fn report(problems: &[sluice_flow::Diagnostic]) {
         eprint!("{p}");
     }
     eprintln!(
-        "error: the project has {} problem(s); nothing was deployed",
-        problems.len()
+        "error: the project has {} {}; nothing was deployed",
+        problems.len(),
+        if problems.len() == 1 {
+            "problem"
+        } else {
+            "problems"
+        }
     );
 }
 

@@ -138,6 +138,10 @@ pub fn load(dir: &Path, registry: &Registry) -> Result<Project, Vec<Diagnostic>>
             Err(mut p) => problems.append(&mut p),
         }
     }
+    problems.append(&mut sluice_flow::conflicting_claims(
+        &flows.iter().collect::<Vec<_>>(),
+        &[],
+    ));
     if problems.is_empty() {
         Ok(Project {
             dir: dir.to_path_buf(),

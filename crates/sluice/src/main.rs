@@ -90,6 +90,15 @@ fn tune_allocator() {
     }
 }
 
+/// `1 flow`, `3 flows`.
+fn counted(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 fn main() -> ExitCode {
     tune_allocator();
     tracing_subscriber::fmt()
@@ -126,14 +135,14 @@ fn main() -> ExitCode {
         }
         Command::Validate { dir } => match sluice_server::validate(&dir, bundle::registry()) {
             Ok(n) => {
-                println!("{}: ok ({n} flows)", dir.display());
+                println!("{}: ok ({})", dir.display(), counted(n, "flow"));
                 ExitCode::SUCCESS
             }
             Err(problems) => {
                 for p in &problems {
                     eprint!("{p}");
                 }
-                eprintln!("error: {} problem(s)", problems.len());
+                eprintln!("error: {}", counted(problems.len(), "problem"));
                 ExitCode::from(2)
             }
         },

@@ -291,7 +291,12 @@ fn a_port_in_use_is_named_with_the_option_that_moves_it() {
     let port = held.local_addr().unwrap().port().to_string();
     let data = TempDir::new("data");
     let out = Command::new(bin())
-        .args(["run", &p.path().display().to_string(), "--bind", "127.0.0.1"])
+        .args([
+            "run",
+            &p.path().display().to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
         .args(["--admin-port", "0", "--qm-port", &port])
         .args(["--data-dir", &data.path().display().to_string()])
         .output()
@@ -344,4 +349,44 @@ fn statistics_go_on_across_a_redeploy_and_a_changed_node_starts_from_zero() {
     assert_eq!(count(&flow), total, "{flow}");
     assert_eq!(count(&node("in")), total, "{flow}");
     assert_eq!(count(&node("reply")), created, "{flow}");
+}
+
+#[test]
+fn two_flows_on_one_http_path_fail_validation_naming_both() {
+    let other = ECHO.replace("flow: echo", "flow: echo2");
+    let p = project("", &[("echo.yaml", ECHO), ("echo2.yaml", &other)]);
+    let out = Command::new(bin())
+        .args(["validate", &p.path().display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("echo2.yaml:3:")
+            && err.contains("HTTP path /echo is already served by ")
+            && err.contains("flows/echo.yaml:3 (node `in`)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_new_flow_on_a_path_already_served_is_refused_and_the_first_keeps_it() {
+    let p = project("", &[("echo.yaml", ECHO)]);
+    let s = Server::start(p.path());
+    let thief = ECHO.replace("flow: echo", "flow: thief").replace(
+        "reply: { type: HTTPReply }",
+        "reply: { type: HTTPReply, status: 201 }",
+    );
+    std::fs::write(p.path().join("flows/thief.yaml"), thief).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let log = std::fs::read_to_string(&s.stderr).unwrap_or_default();
+        if log.contains("is already served by") {
+            assert!(log.contains("thief.yaml:3:"), "{log}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no error reported: {log}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(s.post("/echo", b"x").status, 200);
 }
