@@ -92,7 +92,9 @@ impl Exception {
                 out.push_str(&format!("node '{}': ", e.label));
             }
             out.push_str(&e.text);
-            for i in &e.inserts {
+            // Inserts are the ExceptionList's machine-readable copy of what the text says; only
+            // those the text leaves out (a THROW's VALUES) are shown.
+            for i in e.inserts.iter().filter(|i| !e.text.contains(i.as_str())) {
                 out.push_str(&format!(" [{i}]"));
             }
             at = e.cause.as_deref();
@@ -196,5 +198,25 @@ impl From<TreeError> for NodeError {
             }
             _ => NodeError::recoverable(e.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describe_shows_only_the_inserts_the_text_leaves_out() {
+        let parse = Exception::new(
+            ExceptionKind::Parser,
+            5004,
+            "XMLNSC parser: bad at byte offset 6",
+        )
+        .with_insert("XMLNSC")
+        .with_insert("6");
+        assert_eq!(parse.describe(), "XMLNSC parser: bad at byte offset 6");
+        let thrown =
+            Exception::new(ExceptionKind::User, 2951, "User exception").with_insert("order 7");
+        assert_eq!(thrown.describe(), "User exception [order 7]");
     }
 }

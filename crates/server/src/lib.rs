@@ -184,6 +184,9 @@ pub fn run(opts: RunOptions, registry: Registry) -> i32 {
         }
     });
     rt.shutdown_timeout(Duration::from_secs(5));
+    if code == 0 {
+        tracing::info!("Sluice stopped.");
+    }
     code
 }
 

@@ -78,12 +78,20 @@ fn expected_status(command: &str) -> Option<u16> {
 }
 
 fn run_doc(doc: &str, work: &Path) {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(doc))
-        .unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(doc),
+    )
+    .unwrap();
     let commands = commands(&text);
     assert!(!commands.is_empty(), "{doc} has no shell commands");
     let bin_dir = Path::new(common::bin()).parent().unwrap().to_path_buf();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut server: Option<Server> = None;
     for c in commands {
         if let Some(dir) = run_target(&c) {
@@ -140,7 +148,10 @@ fn the_commands_of_the_readme_and_getting_started_work_as_written() {
     run_doc("README.md", work.path());
     run_doc("docs/getting-started.md", work.path());
     let flow = std::fs::read_to_string(work.path().join("hello/flows/hello.yaml")).unwrap();
-    assert!(flow.ends_with("no:    { type: HTTPReply, status: 422 }\n"), "{flow}");
+    assert!(
+        flow.ends_with("no:    { type: HTTPReply, status: 422 }\n"),
+        "{flow}"
+    );
 }
 
 #[test]

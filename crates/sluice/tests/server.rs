@@ -128,6 +128,10 @@ fn sigterm_drains_and_exits_0() {
     assert_eq!(s.post("/echo", b"hi").status, 200);
     let status = s.terminate();
     assert_eq!(status.code(), Some(0), "{}", s.log());
+    // A log written to a file is plain text, and ends saying the server stopped.
+    let log = s.log();
+    assert!(!log.contains('\u{1b}'), "{log}");
+    assert!(log.trim_end().ends_with("Sluice stopped."), "{log}");
 }
 
 #[test]
