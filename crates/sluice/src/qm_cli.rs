@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use sluice_qm::net::{Client, Credentials};
 use sluice_qm::{
     BrowseCursor, GetOptions, Message, Persistence, PropertyValue, PutOptions, QmError, QueueDef,
-    id_from_text, id_to_hex, to_hex, validate_name,
+    id_from_str, id_to_hex, to_hex, validate_name,
 };
 
 #[derive(Args)]
@@ -22,6 +22,7 @@ pub struct QmArgs {
     /// User name (with --password), when the server requires credentials.
     #[arg(long, global = true, default_value = "")]
     user: String,
+    /// The password of --user.
     #[arg(long, global = true, default_value = "")]
     password: String,
     /// Bearer token, instead of user and password.
@@ -138,29 +139,40 @@ enum QmCommand {
         purge: bool,
     },
     /// A queue's attributes and depth.
-    Show { queue: String },
+    Show {
+        /// The queue's name.
+        queue: String,
+    },
     /// Every queue.
     List,
     /// Put messages: the body from a file (or standard input with `-` or no --file).
     Put {
+        /// The queue to put to.
         queue: String,
+        /// The file holding the message body; standard input when absent or `-`.
         #[arg(long)]
         file: Option<PathBuf>,
+        /// Put persistent messages (they survive a restart of the server); the default is
+        /// non-persistent.
         #[arg(long)]
         persistent: bool,
         /// How many copies to put.
         #[arg(long, default_value_t = 1)]
         count: u64,
-        /// CorrelId: 48 hex digits, or text (padded to 24 bytes).
+        /// CorrelId: hex digits (0A0B…, zero padded to 24 bytes) or
+        /// text:VALUE.
         #[arg(long)]
         correl_id: Option<String>,
+        /// The queue a reply should go to (MQMD ReplyToQ).
         #[arg(long)]
         reply_to_q: Option<String>,
+        /// The message priority, 0 (lowest) to 9.
         #[arg(long)]
         priority: Option<u8>,
         /// Expiry in tenths of a second (-1: unlimited).
         #[arg(long, allow_negative_numbers = true)]
         expiry: Option<i32>,
+        /// The MQMD Format, for example MQSTR for text (at most 8 characters).
         #[arg(long)]
         format: Option<String>,
     },
@@ -168,6 +180,7 @@ enum QmCommand {
     /// message is taken under syncpoint and committed once written, so a failed write leaves
     /// it on the queue. Exits with 3 when there was no message (MQRC 2033).
     Get {
+        /// The queue to take messages from.
         queue: String,
         /// Wait up to this many seconds for a message.
         #[arg(long, default_value_t = 0.0)]
@@ -178,25 +191,60 @@ enum QmCommand {
         /// Write each body to DIR/<msgid>.msg (<msgid>-2.msg... when MsgIds repeat).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// Only a message with this CorrelId: 48 hex digits, or text (padded to 24 bytes).
+        /// Only a message with this CorrelId: hex digits (0A0B…, zero padded to 24 bytes) or
+        /// text:VALUE.
         #[arg(long)]
         correl_id: Option<String>,
-        /// Only a message with this MsgId: 48 hex digits, or text (padded to 24 bytes).
+        /// Only a message with this MsgId: hex digits (0A0B…, zero padded to 24 bytes) or
+        /// text:VALUE.
         #[arg(long)]
         msg_id: Option<String>,
     },
     /// Show the messages on a queue without removing them.
-    Browse { queue: String },
+    Browse {
+        /// The queue's name.
+        queue: String,
+    },
     /// Print the number of messages on a queue.
-    Depth { queue: String },
+    Depth {
+        /// The queue's name.
+        queue: String,
+    },
     /// Remove every message from a queue.
-    Clear { queue: String },
+    Clear {
+        /// The queue's name.
+        queue: String,
+    },
 }
 
-/// A MsgId or CorrelId option: 48 hex digits, or text of 1 to 24 bytes (padded).
+/// A MsgId or CorrelId option: hex digits (2 to 48, an even number; zero padded as MQ pads
+/// ids), or `text:` and 1 to 24 bytes of text (zero padded). A value that is neither is refused
+/// rather than guessed at.
 fn id_arg(option: &str, s: &str) -> Result<[u8; 24]> {
-    id_from_text(s)
-        .with_context(|| format!("{option} is 48 hex digits or 1 to 24 bytes of text, not {s:?}"))
+    let usage = || {
+        format!(
+            "{option} takes hex digits (an even number, at most 48: 0A0B) or text:VALUE (at most \
+             24 bytes: text:ORDER-7), not {s:?}"
+        )
+    };
+    if let Some(text) = s.strip_prefix("text:") {
+        if text.is_empty() || text.len() > 24 {
+            bail!(usage());
+        }
+        return Ok(id_from_str(text));
+    }
+    let digits = s.strip_prefix("ID:").unwrap_or(s);
+    if digits.is_empty() || digits.len() > 48 || digits.len() % 2 != 0 {
+        bail!(usage());
+    }
+    let mut id = [0u8; 24];
+    for (i, pair) in digits.as_bytes().chunks(2).enumerate() {
+        let hex = std::str::from_utf8(pair).ok();
+        id[i] = hex
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .with_context(usage)?;
+    }
+    Ok(id)
 }
 
 fn table_row(d: &QueueDef, depth: usize) -> String {
@@ -631,4 +679,22 @@ fn execute(a: QmArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_hex_padded_with_zeros_or_marked_text_and_anything_else_is_refused() {
+        let id = id_arg("--correl-id", "0A0B").unwrap();
+        assert_eq!(&id[..3], &[0x0a, 0x0b, 0]);
+        assert_eq!(id_arg("--correl-id", &"ab".repeat(24)).unwrap(), [0xab; 24]);
+        let text = id_arg("--correl-id", "text:ORDER-7").unwrap();
+        assert_eq!(&text[..8], b"ORDER-7\0");
+        for bad in ["0A0", "ORDER-7", "zz", "", "text:", &"ab".repeat(25)] {
+            let e = id_arg("--correl-id", bad).unwrap_err().to_string();
+            assert!(e.contains("--correl-id takes hex digits"), "{bad}: {e}");
+        }
+    }
 }

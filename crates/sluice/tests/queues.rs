@@ -410,13 +410,13 @@ fn cli_get_takes_a_message_only_once_it_is_written_and_selects_and_shows_binary_
     // The second message by its CorrelId, its binary body as hex.
     let o = qm(
         &s,
-        &["get", "SAMPLES.OUT", "--correl-id", "wanted", "--json"],
+        &["get", "SAMPLES.OUT", "--correl-id", "text:wanted", "--json"],
     );
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["body_hex"], "00fffe616263");
     assert!(v.get("body").is_none());
-    let o = qm(&s, &["get", "SAMPLES.OUT", "--correl-id", "wanted"]);
+    let o = qm(&s, &["get", "SAMPLES.OUT", "--correl-id", "text:wanted"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert_eq!(c.depth("SAMPLES.OUT").unwrap(), 1);
 }
