@@ -151,7 +151,7 @@ impl Reader<'_> {
         }
     }
 
-    fn secs(&mut self, v: &Yaml) -> u64 {
+    fn positive(&mut self, v: &Yaml) -> u64 {
         match v.kind {
             YamlKind::Int(n) if n > 0 => n as u64,
             _ => {
@@ -190,10 +190,10 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
                     ],
                 ) {
                     match hk {
-                        "max_request_bytes" => s.http.max_request_bytes = r.secs(hv),
-                        "request_timeout_secs" => s.http.request_timeout_secs = r.secs(hv),
-                        "header_timeout_secs" => s.http.header_timeout_secs = r.secs(hv),
-                        "reply_timeout_secs" => s.http.reply_timeout_secs = r.secs(hv),
+                        "max_request_bytes" => s.http.max_request_bytes = r.positive(hv),
+                        "request_timeout_secs" => s.http.request_timeout_secs = r.positive(hv),
+                        "header_timeout_secs" => s.http.header_timeout_secs = r.positive(hv),
+                        "reply_timeout_secs" => s.http.reply_timeout_secs = r.positive(hv),
                         _ => s.http.tls = read_tls(&mut r, hv),
                     }
                 }
@@ -339,7 +339,7 @@ fn read_queues(r: &mut Reader, v: &Yaml, out: &mut Vec<sluice_qm::QueueDef>) {
                 "target" => target = r.text(val),
                 // 0 is MQ's MAXDEPTH(0): a queue that accepts no message.
                 "max_depth" => def.max_depth = r.count(val) as usize,
-                "max_msg_length" => def.max_msg_length = r.secs(val) as usize,
+                "max_msg_length" => def.max_msg_length = r.positive(val) as usize,
                 "default_persistence" => {
                     def.default_persistence = match r.text(val).as_str() {
                         "persistent" => sluice_qm::Persistence::Persistent,
@@ -354,7 +354,7 @@ fn read_queues(r: &mut Reader, v: &Yaml, out: &mut Vec<sluice_qm::QueueDef>) {
                         }
                     }
                 }
-                "backout_threshold" => def.backout_threshold = r.secs(val) as u32,
+                "backout_threshold" => def.backout_threshold = r.count(val) as u32,
                 "backout_queue" => def.backout_requeue_queue = r.text(val),
                 "put_inhibited" => def.put_inhibited = r.flag(val),
                 "get_inhibited" => def.get_inhibited = r.flag(val),

@@ -247,6 +247,37 @@ fn id_arg(option: &str, s: &str) -> Result<[u8; 24]> {
     Ok(id)
 }
 
+/// A queue's definition in JSON with the names and values sluice.yaml uses for it, so that
+/// what `show --json` prints can be written back into a project's `queues:`.
+fn queue_json(d: &QueueDef) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "name": d.name,
+        "type": match d.kind {
+            sluice_qm::QueueKind::Local => "local",
+            sluice_qm::QueueKind::Alias { .. } => "alias",
+            sluice_qm::QueueKind::Model => "model",
+        },
+        "max_depth": d.max_depth,
+        "max_msg_length": d.max_msg_length,
+        "default_persistence": match d.default_persistence {
+            sluice_qm::Persistence::Persistent => "persistent",
+            _ => "not_persistent",
+        },
+        "backout_threshold": d.backout_threshold,
+        "backout_queue": d.backout_requeue_queue,
+        "put_inhibited": d.put_inhibited,
+        "get_inhibited": d.get_inhibited,
+        "harden_get_backout": d.harden_get_backout,
+    });
+    if let sluice_qm::QueueKind::Alias { target } = &d.kind {
+        v["target"] = target.as_str().into();
+    }
+    if d.temporary_dynamic {
+        v["temporary_dynamic"] = true.into();
+    }
+    v
+}
+
 fn table_row(d: &QueueDef, depth: usize) -> String {
     let inhibited = match (d.put_inhibited, d.get_inhibited) {
         (true, true) => "put,get",
@@ -467,7 +498,7 @@ fn execute(a: QmArgs) -> Result<()> {
             };
             attrs.apply(&mut d);
             c.define(&d)?;
-            let v = serde_json::json!({ "defined": serde_json::to_value(&d)? });
+            let v = serde_json::json!({ "defined": queue_json(&d) });
             say(&mut out, a.json, &v, &format!("defined {queue}"))?;
         }
         QmCommand::Alter {
@@ -483,7 +514,7 @@ fn execute(a: QmArgs) -> Result<()> {
             }
             attrs.apply(&mut d);
             c.alter(&d)?;
-            let v = serde_json::json!({ "altered": serde_json::to_value(&d)? });
+            let v = serde_json::json!({ "altered": queue_json(&d) });
             say(&mut out, a.json, &v, &format!("altered {queue}"))?;
         }
         QmCommand::Delete { queue, purge } => {
@@ -495,7 +526,7 @@ fn execute(a: QmArgs) -> Result<()> {
             let d = c.show(&queue)?;
             let depth = c.depth(&queue).unwrap_or(0);
             if a.json {
-                let mut v = serde_json::to_value(&d)?;
+                let mut v = queue_json(&d);
                 v["depth"] = depth.into();
                 writeln!(out, "{v}")?;
             } else {
@@ -507,7 +538,7 @@ fn execute(a: QmArgs) -> Result<()> {
             if a.json {
                 let mut all = Vec::new();
                 for d in &defs {
-                    let mut v = serde_json::to_value(d)?;
+                    let mut v = queue_json(d);
                     v["depth"] = c.depth(&d.name).unwrap_or(0).into();
                     all.push(v);
                 }

@@ -193,13 +193,33 @@ fn cli_defines_shows_and_clears_queues() {
     let v = json(&[
         "define", "TEST.A", "--type", "alias", "--target", "TEST.Q", "--json",
     ]);
-    assert_eq!(v["defined"]["kind"]["type"], "alias", "{v}");
+    assert_eq!(v["defined"]["type"], "alias", "{v}");
     let v = json(&["define", "TEST.M", "--type", "model", "--json"]);
-    assert_eq!(v["defined"]["kind"]["type"], "model", "{v}");
+    assert_eq!(v["defined"]["type"], "model", "{v}");
     let v = json(&["alter", "TEST.Q", "--harden-get-backout", "true", "--json"]);
     assert_eq!(v["altered"]["harden_get_backout"], true, "{v}");
     let v = json(&["alter", "TEST.A", "--target", "TEST.J2", "--json"]);
-    assert_eq!(v["altered"]["kind"]["target"], "TEST.J2", "{v}");
+    assert_eq!(v["altered"]["target"], "TEST.J2", "{v}");
+    // What show --json prints is a queue entry of sluice.yaml as it is.
+    let mut shown = json(&["show", "TEST.A", "--json"]);
+    shown.as_object_mut().unwrap().remove("depth");
+    let project = common::tempdir::TempDir::new("shown");
+    std::fs::create_dir_all(project.path().join("flows")).unwrap();
+    std::fs::write(
+        project.path().join("flows/echo.yaml"),
+        "flow: echo\nnodes:\n  in: { type: HTTPInput, path: /e, wires: { out: [r] } }\n  r: { type: HTTPReply }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("sluice.yaml"),
+        format!("queues:\n  - {{ name: TEST.J2 }}\n  - {shown}\n"),
+    )
+    .unwrap();
+    let o = std::process::Command::new(common::bin())
+        .args(["validate", &project.path().display().to_string()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{shown}: {}", text(&o));
     let o = qm(&s, &["alter", "TEST.Q", "--target", "X"]);
     assert!(
         !o.status.success() && text(&o).contains("alias"),
