@@ -40,6 +40,19 @@ impl Diagnostic {
         }
     }
 
+    /// A problem with a file or folder as a whole (it is missing, it cannot be read): reported
+    /// without a line.
+    pub fn whole(file: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            file: file.to_string(),
+            line: 0,
+            col: 0,
+            message: message.into(),
+            hint: None,
+            source_line: String::new(),
+        }
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> Diagnostic {
         self.hint = Some(hint.into());
         self
@@ -53,11 +66,15 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{}:{}:{}: error: {}",
-            self.file, self.line, self.col, self.message
-        )?;
+        if self.line == 0 {
+            writeln!(f, "{}: error: {}", self.file, self.message)?;
+        } else {
+            writeln!(
+                f,
+                "{}:{}:{}: error: {}",
+                self.file, self.line, self.col, self.message
+            )?;
+        }
         if !self.source_line.is_empty() {
             let gutter = self.line.to_string().len();
             writeln!(f, "{:gutter$} |", "")?;

@@ -60,18 +60,52 @@ impl Yaml {
 pub fn parse(file: &str, src: &str) -> Result<Yaml, Diagnostic> {
     let docs = MarkedYaml::load_from_str(src).map_err(|e| {
         let m = e.marker();
-        Diagnostic::at(
-            file,
-            src,
-            m.line(),
-            m.col() + 1,
-            format!("invalid YAML: {}", e.info()),
-        )
+        let mut message = format!("invalid YAML: {}", e.info());
+        // The reader notices a missing `}` or `]` only where the next line starts: point at the
+        // bracket that was left open.
+        if let Some((open, line, col)) = unclosed_bracket(src, m.line()) {
+            message.push_str(&format!(
+                " (the `{open}` at line {line}, column {col} is not closed)"
+            ));
+        }
+        Diagnostic::at(file, src, m.line(), m.col() + 1, message)
     })?;
     match docs.into_iter().next() {
         Some(d) => Ok(convert(&d)),
         None => Err(Diagnostic::at(file, src, 1, 1, "the file is empty")),
     }
+}
+
+/// The innermost `{` or `[` still open at the end of line `upto` (1-based), with its line and
+/// column, outside quoted scalars and comments.
+fn unclosed_bracket(src: &str, upto: usize) -> Option<(char, usize, usize)> {
+    let mut open: Vec<(char, usize, usize)> = Vec::new();
+    for (i, text) in src.lines().take(upto).enumerate() {
+        let mut quote: Option<char> = None;
+        let mut prev = ' ';
+        let mut chars = text.chars().enumerate().peekable();
+        while let Some((col, c)) = chars.next() {
+            match quote {
+                Some('"') if c == '\\' => {
+                    chars.next();
+                }
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None => match c {
+                    // A quote opens a scalar only where one can start.
+                    '"' | '\'' if prev.is_whitespace() || "{[,:".contains(prev) => quote = Some(c),
+                    '#' if prev.is_whitespace() => break,
+                    '{' | '[' => open.push((c, i + 1, col + 1)),
+                    '}' | ']' => {
+                        open.pop();
+                    }
+                    _ => {}
+                },
+            }
+            prev = c;
+        }
+    }
+    open.pop()
 }
 
 fn convert(y: &MarkedYaml<'_>) -> Yaml {
@@ -93,4 +127,28 @@ fn convert(y: &MarkedYaml<'_>) -> Yaml {
         YamlData::Alias(_) | YamlData::BadValue => YamlKind::Null,
     };
     Yaml { line, col, kind }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unclosed_brace_is_named_where_it_opened() {
+        let src = "flow: d\nnodes:\n  in: { type: HTTPInput, path: '/a{b', wires: { out: [c] }\n  c: { type: Filter }\n";
+        let e = parse("d.yaml", src).unwrap_err();
+        assert!(
+            e.message
+                .contains("the `{` at line 3, column 7 is not closed"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn brackets_in_quotes_comments_and_words_do_not_count() {
+        let src = "a: \"{\" # {\nb: it's [x]\nc: { d: 1 }\n";
+        assert_eq!(unclosed_bracket(src, 3), None);
+        assert_eq!(unclosed_bracket("a: [1, {b: 2}", 1), Some(('[', 1, 4)));
+    }
 }

@@ -53,11 +53,8 @@ pub fn validate(
     let project = project::load(dir, &registry)?;
     // Not a problem of one file: reported at the project folder.
     let internal = |e: &dyn std::error::Error| {
-        vec![sluice_flow::Diagnostic::at(
+        vec![sluice_flow::Diagnostic::whole(
             &dir.display().to_string(),
-            "",
-            1,
-            1,
             e.to_string(),
         )]
     };

@@ -32,11 +32,8 @@ pub fn load_subflows(dir: &Path, registry: &Registry) -> (Subflows, Vec<Diagnost
         let name = display_path(&path);
         match std::fs::read_to_string(&path) {
             Ok(src) => texts.push((name, src)),
-            Err(e) => problems.push(Diagnostic::at(
+            Err(e) => problems.push(Diagnostic::whole(
                 &name,
-                "",
-                1,
-                1,
                 format!("cannot read the subflow file: {e}"),
             )),
         }
@@ -77,11 +74,8 @@ pub fn load_flow_file(
 ) -> Result<FlowDef, Vec<Diagnostic>> {
     let name = display_path(path);
     let src = std::fs::read_to_string(path).map_err(|e| {
-        vec![Diagnostic::at(
+        vec![Diagnostic::whole(
             &name,
-            "",
-            1,
-            1,
             format!("cannot read the flow file: {e}"),
         )]
     })?;
@@ -93,11 +87,8 @@ pub fn load(dir: &Path, registry: &Registry) -> Result<Project, Vec<Diagnostic>>
     let mut problems = Vec::new();
     if !dir.is_dir() {
         let name = display_path(dir);
-        return Err(vec![Diagnostic::at(
+        return Err(vec![Diagnostic::whole(
             &name,
-            "",
-            1,
-            1,
             "the project folder does not exist",
         )]);
     }
@@ -113,7 +104,7 @@ pub fn load(dir: &Path, registry: &Registry) -> Result<Project, Vec<Diagnostic>>
     if files.is_empty() {
         let name = display_path(&dir.join("flows"));
         problems.push(
-            Diagnostic::at(&name, "", 1, 1, "the project has no flows")
+            Diagnostic::whole(&name, "the project has no flows")
                 .with_hint("put flow files (*.yaml) in the flows/ folder"),
         );
     }

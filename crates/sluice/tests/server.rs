@@ -394,3 +394,25 @@ fn a_new_flow_on_a_path_already_served_is_refused_and_the_first_keeps_it() {
     }
     assert_eq!(s.post("/echo", b"x").status, 200);
 }
+
+#[test]
+fn a_misspelt_node_type_is_one_problem_and_a_missing_folder_has_no_line() {
+    let flow = "flow: d\nnodes:\n  in: { type: HTTPInput, path: /d, wires: { out: [check] } }\n  check: { type: Filtre, expression: \"true\" }\n";
+    let p = project("", &[("d.yaml", flow)]);
+    let out = Command::new(bin())
+        .args(["validate", &p.path().display().to_string()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("d.yaml:4:18: error: unknown node type `Filtre`"), "{err}");
+    assert!(err.ends_with("error: 1 problem\n"), "{err}");
+    let out = Command::new(bin())
+        .args(["validate", "/nonexistent-project"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("/nonexistent-project: error: the project folder does not exist"),
+        "{err}"
+    );
+}
