@@ -175,20 +175,10 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
         problems: Vec::new(),
     };
     let mut queue_items = None;
-    for (k, v) in r.entries(&doc, "sluice.yaml", &["http", "queues", "queue_manager"]) {
+    for (k, v) in r.entries(&doc, "sluice.yaml", TOP_KEYS) {
         match k {
             "http" => {
-                for (hk, hv) in r.entries(
-                    v,
-                    "http",
-                    &[
-                        "max_request_bytes",
-                        "request_timeout_secs",
-                        "header_timeout_secs",
-                        "reply_timeout_secs",
-                        "tls",
-                    ],
-                ) {
+                for (hk, hv) in r.entries(v, "http", HTTP_KEYS) {
                     match hk {
                         "max_request_bytes" => s.http.max_request_bytes = r.positive(hv),
                         "request_timeout_secs" => s.http.request_timeout_secs = r.positive(hv),
@@ -236,7 +226,7 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
 fn read_tls(r: &mut Reader, v: &Yaml) -> Option<TlsSettings> {
     let mut cert = None;
     let mut key = None;
-    for (k, val) in r.entries(v, "tls", &["cert_file", "key_file"]) {
+    for (k, val) in r.entries(v, "tls", TLS_KEYS) {
         let p = val.as_str().map(PathBuf::from);
         if k == "cert_file" { cert = p } else { key = p }
     }
@@ -253,18 +243,7 @@ fn read_tls(r: &mut Reader, v: &Yaml) -> Option<TlsSettings> {
 }
 
 fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
-    for (k, val) in r.entries(
-        v,
-        "queue_manager",
-        &[
-            "name",
-            "dead_letter_queue",
-            "allow_anonymous",
-            "users",
-            "tokens",
-            "tls",
-        ],
-    ) {
+    for (k, val) in r.entries(v, "queue_manager", QM_KEYS) {
         match k {
             "name" => {
                 q.name = r.text(val);
@@ -304,6 +283,33 @@ fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
         }
     }
 }
+
+const TOP_KEYS: &[&str] = &["http", "queues", "queue_manager"];
+const HTTP_KEYS: &[&str] = &[
+    "max_request_bytes",
+    "request_timeout_secs",
+    "header_timeout_secs",
+    "reply_timeout_secs",
+    "tls",
+];
+const TLS_KEYS: &[&str] = &["cert_file", "key_file"];
+const QM_KEYS: &[&str] = &[
+    "name",
+    "dead_letter_queue",
+    "allow_anonymous",
+    "users",
+    "tokens",
+    "tls",
+];
+
+/// Every key of sluice.yaml, by the mapping it is in: docs/configuration.md must show each.
+pub const KEYS: &[(&str, &[&str])] = &[
+    ("sluice.yaml", TOP_KEYS),
+    ("http", HTTP_KEYS),
+    ("tls", TLS_KEYS),
+    ("queue_manager", QM_KEYS),
+    ("queue", QUEUE_KEYS),
+];
 
 const QUEUE_KEYS: &[&str] = &[
     "name",
@@ -438,5 +444,24 @@ mod tests {
             "queues:\n  - { name: H, harden_get_backout: true }\n",
         );
         assert!(s.expect("valid").queues[0].harden_get_backout);
+    }
+}
+
+#[cfg(test)]
+mod doc_tests {
+    use super::KEYS;
+
+    #[test]
+    fn configuration_md_shows_every_sluice_yaml_key() {
+        let doc = include_str!("../../../docs/configuration.md");
+        let yaml = &doc[doc.find("## sluice.yaml").expect("a sluice.yaml section")..];
+        for (section, keys) in KEYS {
+            for key in *keys {
+                assert!(
+                    yaml.contains(&format!("{key}:")),
+                    "docs/configuration.md does not show `{key}` of `{section}`"
+                );
+            }
+        }
     }
 }

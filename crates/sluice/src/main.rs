@@ -180,3 +180,31 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn configuration_md_names_every_command_and_every_option_of_run() {
+        let doc = include_str!("../../../docs/configuration.md");
+        let cli = super::Cli::command();
+        for sub in cli.get_subcommands() {
+            let name = sub.get_name();
+            assert!(
+                doc.contains(&format!("sluice {name} ")),
+                "docs/configuration.md does not show `sluice {name}`"
+            );
+            if name == "run" {
+                for arg in sub.get_arguments() {
+                    if let Some(long) = arg.get_long() {
+                        assert!(
+                            doc.contains(&format!("--{long}")),
+                            "docs/configuration.md does not show `sluice run --{long}`"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -404,7 +404,10 @@ fn a_misspelt_node_type_is_one_problem_and_a_missing_folder_has_no_line() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("d.yaml:4:18: error: unknown node type `Filtre`"), "{err}");
+    assert!(
+        err.contains("d.yaml:4:18: error: unknown node type `Filtre`"),
+        "{err}"
+    );
     assert!(err.ends_with("error: 1 problem\n"), "{err}");
     let out = Command::new(bin())
         .args(["validate", "/nonexistent-project"])
