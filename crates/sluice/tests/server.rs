@@ -419,3 +419,21 @@ fn a_misspelt_node_type_is_one_problem_and_a_missing_folder_has_no_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_new_flow_file_is_deployed_and_logged_as_new() {
+    let p = project("", &[("echo.yaml", ECHO)]);
+    let s = Server::start(p.path());
+    let other = ECHO
+        .replace("flow: echo", "flow: second")
+        .replace("/echo", "/second");
+    std::fs::write(p.path().join("flows/second.yaml"), other).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while s.post("/second", b"x").status != 200 {
+        assert!(Instant::now() < deadline, "the new flow was not deployed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = s.log();
+    assert!(log.contains("Deploying a new flow"), "{log}");
+    assert!(!log.contains("Redeploying"), "{log}");
+}
