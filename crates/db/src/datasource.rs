@@ -76,7 +76,13 @@ impl Datasource {
     /// Open the database file at `path`; the datasource is named by the path.
     pub fn open_file(path: &Path) -> Result<Arc<Datasource>, DbError> {
         let name = path.display().to_string();
-        match rusqlite::Connection::open(path) {
+        // Write-ahead logging: readers in other processes (a report, the sqlite3 shell) do not
+        // block the flows' writes, and a commit is one append rather than a journal rewrite.
+        let opened = rusqlite::Connection::open(path).and_then(|conn| {
+            conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
+            Ok(conn)
+        });
+        match opened {
             Ok(conn) => Ok(Datasource::with(name, conn)),
             Err(source) => Err(DbError::Open {
                 datasource: name,

@@ -2,6 +2,7 @@
 //! than one node family uses. A family's own connections (a Kafka client, say) stay in the
 //! family.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,6 +26,16 @@ pub struct Services {
     /// The address TCP/IP server nodes that name no port of their own listen on
     /// (`--bind`, `--tcpip-port`). None when nothing runs.
     pub tcpip: Option<SocketAddr>,
+    /// The datasources sluice.yaml names (`datasources:`), which nodes' `datasource`
+    /// properties refer to by name.
+    pub datasources: BTreeMap<String, DatasourceDef>,
+}
+
+/// Where a named datasource's data is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DatasourceDef {
+    /// An SQLite database file (its path already resolved against the project folder).
+    Sqlite { path: PathBuf },
 }
 
 impl Services {
@@ -37,6 +48,7 @@ impl Services {
             queues: None,
             data_dir: None,
             tcpip: None,
+            datasources: BTreeMap::new(),
         }
     }
 

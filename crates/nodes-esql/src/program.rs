@@ -94,9 +94,9 @@ pub fn module(b: &BuildContext, name: &str, kind: ModuleKind) -> Result<Module, 
     Ok(m)
 }
 
-/// A node's database: `datasource` is a file (relative to the project), shared with the other
-/// nodes that name it so that their work in one invocation is one transaction, or `:memory:`
-/// (a database of the node's own).
+/// A node's database: `datasource` is a name from sluice.yaml's `datasources`, or else a file
+/// (relative to the project), shared with the other nodes that name it so that their work in
+/// one invocation is one transaction, or `:memory:` (a database of the node's own).
 pub fn database(
     b: &BuildContext,
     datasource: Option<&str>,
@@ -104,8 +104,14 @@ pub fn database(
     let Some(ds) = datasource.filter(|s| !s.is_empty()) else {
         return Ok(None);
     };
-    sluice_db::Registry::global()
-        .open(ds, b.project_dir)
+    let registry = sluice_db::Registry::global();
+    let opened = match b.services.datasources.get(ds) {
+        Some(sluice_node_api::DatasourceDef::Sqlite { path }) => {
+            registry.open(&path.display().to_string(), b.project_dir)
+        }
+        None => registry.open(ds, b.project_dir),
+    };
+    opened
         .map(Some)
         .map_err(|e| ConfigError::property("datasource", e.to_string()))
 }

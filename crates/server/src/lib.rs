@@ -68,6 +68,7 @@ pub fn validate(
         queues: Some(qm),
         data_dir: None,
         tcpip: None,
+        datasources: project.datasources(),
     };
     let mut problems = Vec::new();
     for def in &project.flows {
@@ -219,6 +220,7 @@ fn serve(
         queues: Some(Arc::clone(qm)),
         data_dir: Some(data_dir.to_path_buf()),
         tcpip: Some(SocketAddr::new(opts.bind, opts.tcpip_port)),
+        datasources: project.datasources(),
     });
     let deployment = Arc::new(Deployment::new(&opts.dir, Arc::clone(&registry), services));
     if let Err(problems) = deployment.deploy_all(&project.flows) {

@@ -14,6 +14,27 @@ pub struct Project {
     pub flows: Vec<FlowDef>,
 }
 
+impl Project {
+    /// The named datasources of sluice.yaml, their files resolved against the project folder.
+    pub fn datasources(
+        &self,
+    ) -> std::collections::BTreeMap<String, sluice_node_api::DatasourceDef> {
+        use sluice_node_api::DatasourceDef;
+        self.settings
+            .datasources
+            .iter()
+            .map(|(name, def)| {
+                let def = match def {
+                    DatasourceDef::Sqlite { path } => DatasourceDef::Sqlite {
+                        path: self.dir.join(path),
+                    },
+                };
+                (name.clone(), def)
+            })
+            .collect()
+    }
+}
+
 /// The flow files of a project, sorted by name.
 pub fn flow_files(dir: &Path) -> Vec<PathBuf> {
     yaml_files(&dir.join("flows"))

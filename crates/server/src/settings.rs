@@ -88,6 +88,8 @@ pub struct Settings {
     pub queue_manager: QmSettings,
     /// Queues to define (or alter to match) at start.
     pub queues: Vec<sluice_qm::QueueDef>,
+    /// Named datasources, paths as written (relative to the project folder).
+    pub datasources: std::collections::BTreeMap<String, sluice_node_api::DatasourceDef>,
 }
 
 struct Reader<'a> {
@@ -189,6 +191,7 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
                 }
             }
             "queue_manager" => read_qm(&mut r, v, &mut s.queue_manager),
+            "datasources" => read_datasources(&mut r, v, &mut s.datasources),
             "queues" => {
                 read_queues(&mut r, v, &mut s.queues);
                 queue_items = Some(v);
@@ -242,6 +245,39 @@ fn read_tls(r: &mut Reader, v: &Yaml) -> Option<TlsSettings> {
     }
 }
 
+/// `datasources: { NAME: { sqlite: PATH } }`.
+fn read_datasources(
+    r: &mut Reader,
+    v: &Yaml,
+    out: &mut std::collections::BTreeMap<String, sluice_node_api::DatasourceDef>,
+) {
+    let YamlKind::Map(m) = &v.kind else {
+        r.err(
+            v,
+            "`datasources` maps names to datasources",
+            Some("for example `ORDERS: { sqlite: data/orders.sqlite }`".into()),
+        );
+        return;
+    };
+    for (name, def) in m {
+        let name = r.text(name);
+        let mut path = None;
+        for (_, val) in r.entries(def, "datasource", DATASOURCE_KEYS) {
+            path = val.as_str().map(PathBuf::from);
+        }
+        match path {
+            Some(path) if !path.as_os_str().is_empty() => {
+                out.insert(name, sluice_node_api::DatasourceDef::Sqlite { path });
+            }
+            _ => r.err(
+                def,
+                format!("datasource `{name}` needs `sqlite: PATH` (a database file)"),
+                None,
+            ),
+        }
+    }
+}
+
 fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
     for (k, val) in r.entries(v, "queue_manager", QM_KEYS) {
         match k {
@@ -284,7 +320,8 @@ fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
     }
 }
 
-const TOP_KEYS: &[&str] = &["http", "queues", "queue_manager"];
+const TOP_KEYS: &[&str] = &["http", "queues", "queue_manager", "datasources"];
+const DATASOURCE_KEYS: &[&str] = &["sqlite"];
 const HTTP_KEYS: &[&str] = &[
     "max_request_bytes",
     "request_timeout_secs",
@@ -309,6 +346,7 @@ pub const KEYS: &[(&str, &[&str])] = &[
     ("tls", TLS_KEYS),
     ("queue_manager", QM_KEYS),
     ("queue", QUEUE_KEYS),
+    ("datasource", DATASOURCE_KEYS),
 ];
 
 const QUEUE_KEYS: &[&str] = &[

@@ -437,3 +437,48 @@ fn a_new_flow_file_is_deployed_and_logged_as_new() {
     assert!(log.contains("Deploying a new flow"), "{log}");
     assert!(!log.contains("Redeploying"), "{log}");
 }
+
+#[test]
+fn a_flow_names_a_datasource_of_sluice_yaml_and_its_file_is_in_wal_mode() {
+    let flow = "flow: store\nnodes:\n  in: { type: HTTPInput, path: /store, wires: { out: [c] } }\n  c: { type: Compute, module: Store, datasource: ORDERS, wires: { out: [reply] } }\n  reply: { type: HTTPReply }\n";
+    let esql = "CREATE COMPUTE MODULE Store\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  PASSTHRU('CREATE TABLE IF NOT EXISTS orders(id TEXT)');\n  INSERT INTO Database.orders(id) VALUES('A-1');\n  SET OutputRoot.XMLNSC.R.N = THE(SELECT ITEM COUNT(*) FROM Database.orders AS O);\n  SET OutputRoot.XMLNSC.R.Mode[] = PASSTHRU('PRAGMA journal_mode');\n  RETURN TRUE;\n END;\nEND MODULE;\n";
+    let p = project(
+        "datasources:\n  ORDERS: { sqlite: data/orders.sqlite }\n",
+        &[("store.yaml", flow)],
+    );
+    std::fs::create_dir_all(p.path().join("data")).unwrap();
+    std::fs::create_dir_all(p.path().join("esql")).unwrap();
+    std::fs::write(p.path().join("esql/store.esql"), esql).unwrap();
+    let s = Server::start(p.path());
+    let r = s.post("/store", b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("<N>1</N>"), "{}", r.text());
+    assert!(
+        r.text().contains("<journal_mode>wal</journal_mode>"),
+        "{}",
+        r.text()
+    );
+    assert!(p.path().join("data/orders.sqlite").exists());
+}
+
+#[test]
+fn a_datasource_without_a_file_is_a_problem_at_its_line() {
+    let p = project(
+        "datasources:\n  ORDERS: { sqlite: '' }\n  STOCK: { postgres: 'x' }\n",
+        &[("echo.yaml", ECHO)],
+    );
+    let out = Command::new(bin())
+        .args(["validate", &p.path().display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sluice.yaml:2:") && err.contains("datasource `ORDERS` needs `sqlite: PATH`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("sluice.yaml:3:") && err.contains("unknown setting `postgres`"),
+        "{err}"
+    );
+}
