@@ -43,8 +43,8 @@ properties! {
     pub struct EsqlProps {
         /// Values of the module's `DECLARE … EXTERNAL` variables.
         user_properties: StringMap = "{}",
-        /// An SQLite database file (relative to the project) or `:memory:`, for the Database
-        /// correlation name.
+        /// The database of the Database correlation name: a datasource named in sluice.yaml's
+        /// `datasources`, else an SQLite file (relative to the project) or `:memory:`.
         datasource: Option<String>,
         /// When the node's database work commits: `automatic` with the flow's unit of work
         /// (committed when the flow completes, rolled back when it fails), `commit` at the end of
