@@ -1,9 +1,10 @@
 //! Every node family, for the server and the binary: each family is a crate of its own
-//! (`sluice-nodes-core`, `-esql`, `-http`, `-mq`), so that a change to one rebuilds only it and
+//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`), so that a change to one rebuilds only it and
 //! what bundles it; this crate registers them all.
 
 pub use sluice_nodes_core::{core, domains, routing, terminals};
 pub use sluice_nodes_esql as esql;
+pub use sluice_nodes_file as file;
 pub use sluice_nodes_http as http;
 pub use sluice_nodes_mq as mq;
 
@@ -13,6 +14,7 @@ use sluice_node_api::NodeSpec;
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     sluice_nodes_core::register(r);
     esql::register(r);
+    file::register(r);
     http::register(r);
     mq::register(r);
 }

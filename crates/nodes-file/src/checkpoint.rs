@@ -1,0 +1,357 @@
+//! The restart checkpoint of an input file: how far FileInput got, written each time a record's
+//! unit of work commits, so that after a crash (kill -9) processing resumes at the first record
+//! not committed and no committed record is processed twice.
+//!
+//! It lives beside the file in the transit folder, as `.<name>.progress`. On-disk format, all
+//! integers little-endian, rewritten in place at offset 0 by one write:
+//!
+//! ```text
+//! "SLCP" | version u8 (1) | flags u8 (bit 0: end of data done; bit 1: the last record ended
+//! with a delimiter) | next offset u64 | records done u64 | delimiter length u16 | delimiter
+//! | outputs u32 | per output: path length u32, path (UTF-8), committed length u64
+//! | CRC-32 of everything before it, u32
+//! ```
+//!
+//! A shorter checkpoint written over a longer one leaves stale bytes after its CRC; they are
+//! never read. A checkpoint whose CRC does not match (a write torn by a power failure) is
+//! reported and the file is processed from its start.
+//!
+//! *Outputs* are the files FileOutput appended to in this unit of work (see [`Progress::wrote`]):
+//! their committed lengths are part of the checkpoint, and recovery cuts them back to those
+//! lengths, so that a record written by an invocation that did not commit is not there twice
+//! after the record is processed again. A rollback (a record that failed) cuts them back too.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use sluice_node_api::{Resource, ResourceError};
+
+use crate::FileError;
+
+const MAGIC: &[u8; 4] = b"SLCP";
+const VERSION: u8 = 1;
+
+/// How far processing of an input file got.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Where the next record starts.
+    pub offset: u64,
+    /// Records processed (the last one's number).
+    pub record: u64,
+    /// The delimiter that ended the last record processed.
+    pub delimiter: Option<Vec<u8>>,
+    /// Whether the last record ended with a delimiter.
+    pub after_delimiter: bool,
+    /// Whether End of Data was propagated and committed: only the file's disposal is left.
+    pub done: bool,
+    /// Output files written while processing this file, with their committed lengths.
+    pub outputs: Vec<(PathBuf, u64)>,
+}
+
+impl Checkpoint {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(64);
+        b.extend_from_slice(MAGIC);
+        b.push(VERSION);
+        b.push(u8::from(self.done) | (u8::from(self.after_delimiter) << 1));
+        b.extend_from_slice(&self.offset.to_le_bytes());
+        b.extend_from_slice(&self.record.to_le_bytes());
+        let d = self.delimiter.as_deref().unwrap_or_default();
+        let dlen = u16::try_from(d.len()).unwrap_or(u16::MAX);
+        b.extend_from_slice(&dlen.to_le_bytes());
+        b.extend_from_slice(&d[..usize::from(dlen)]);
+        b.extend_from_slice(&(self.outputs.len() as u32).to_le_bytes());
+        for (p, len) in &self.outputs {
+            let s = p.to_string_lossy();
+            b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            b.extend_from_slice(s.as_bytes());
+            b.extend_from_slice(&len.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&b);
+        b.extend_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    /// The checkpoint in `b`, or None when it is not a whole, valid one.
+    pub fn decode(b: &[u8]) -> Option<Checkpoint> {
+        let mut r = Cursor { b, at: 0 };
+        if r.take(4)? != MAGIC || r.take(1)?[0] != VERSION {
+            return None;
+        }
+        let flags = r.take(1)?[0];
+        let offset = r.u64()?;
+        let record = r.u64()?;
+        let dlen = u16::from_le_bytes(r.take(2)?.try_into().ok()?);
+        let d = r.take(usize::from(dlen))?.to_vec();
+        let n = r.u32()?;
+        let mut outputs = Vec::new();
+        for _ in 0..n {
+            let plen = r.u32()? as usize;
+            let p = String::from_utf8(r.take(plen)?.to_vec()).ok()?;
+            outputs.push((PathBuf::from(p), r.u64()?));
+        }
+        let end = r.at;
+        let crc = r.u32()?;
+        (crc32fast::hash(&b[..end]) == crc).then(|| Checkpoint {
+            offset,
+            record,
+            delimiter: (dlen > 0).then_some(d),
+            after_delimiter: flags & 2 != 0,
+            done: flags & 1 != 0,
+            outputs,
+        })
+    }
+
+    /// Cut every output back to its committed length (what an invocation that did not commit
+    /// appended goes).
+    pub fn restore_outputs(&self) {
+        for (p, len) in &self.outputs {
+            cut_back(p, *len);
+        }
+    }
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.b.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(s)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+}
+
+fn cut_back(p: &Path, len: u64) {
+    let Ok(f) = std::fs::OpenOptions::new().write(true).open(p) else {
+        return;
+    };
+    if f.metadata().is_ok_and(|m| m.len() > len)
+        && let Err(error) = f.set_len(len)
+    {
+        tracing::error!(%error, path = %p.display(), "Cannot cut an output file back to its committed length.");
+    }
+}
+
+/// An output write done in the current unit of work.
+enum Touched {
+    /// Appended: the file's length before and after.
+    Wrote {
+        path: PathBuf,
+        before: u64,
+        after: u64,
+    },
+    /// Finished: moved out of the transit folder.
+    Finished(PathBuf),
+}
+
+/// The checkpoint as a resource of the invocation's unit of work: FileInput joins it for each
+/// record, FileOutput reports its writes to it, and its commit writes the checkpoint.
+pub struct Progress {
+    /// None in a stand-in that holds the place of one lent to an invocation.
+    file: Option<File>,
+    path: PathBuf,
+    committed: Checkpoint,
+    /// The checkpoint this invocation commits.
+    pub next: Checkpoint,
+    touched: Vec<Touched>,
+}
+
+impl Progress {
+    /// Its key in the invocation's unit of work.
+    pub const KEY: &str = "file-input";
+
+    /// The checkpoint file of the input file at `input` (in the transit folder), opened or
+    /// created, and what it held (None when new, empty or not valid).
+    pub fn open(input: &Path) -> Result<(Progress, Option<Checkpoint>), FileError> {
+        let path = progress_path(input);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(FileError::io("open", &path))?;
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut &file, &mut b).map_err(FileError::io("read", &path))?;
+        let found = Checkpoint::decode(&b);
+        if found.is_none() && !b.is_empty() {
+            tracing::warn!(path = %path.display(), "The checkpoint is not valid; the file is processed from its start.");
+        }
+        let committed = found.clone().unwrap_or_default();
+        Ok((
+            Progress {
+                file: Some(file),
+                path,
+                next: committed.clone(),
+                committed,
+                touched: Vec::new(),
+            },
+            found,
+        ))
+    }
+
+    /// A stand-in, with no file, for the time the real one is in an invocation's unit of work.
+    pub fn detached() -> Progress {
+        Progress {
+            file: None,
+            path: PathBuf::new(),
+            committed: Checkpoint::default(),
+            next: Checkpoint::default(),
+            touched: Vec::new(),
+        }
+    }
+
+    /// FileOutput appended to `path`, which was `before` bytes long and is now `after`.
+    pub fn wrote(&mut self, path: &Path, before: u64, after: u64) {
+        self.touched.push(Touched::Wrote {
+            path: path.to_path_buf(),
+            before,
+            after,
+        });
+    }
+
+    /// FileOutput finished `path` (moved it out of its transit folder).
+    pub fn finished(&mut self, path: &Path) {
+        self.touched.push(Touched::Finished(path.to_path_buf()));
+    }
+
+    /// What the last commit wrote.
+    pub fn committed(&self) -> &Checkpoint {
+        &self.committed
+    }
+
+    /// Write `next` now (outside a unit of work).
+    pub fn save(&mut self) -> Result<(), FileError> {
+        self.commit_now()
+    }
+
+    /// Remove the checkpoint file (its input file is disposed of).
+    pub fn remove(self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+
+    fn commit_now(&mut self) -> Result<(), FileError> {
+        let mut next = std::mem::take(&mut self.next);
+        for t in self.touched.drain(..) {
+            match t {
+                Touched::Wrote { path, after, .. } => {
+                    match next.outputs.iter_mut().find(|(p, _)| *p == path) {
+                        Some(o) => o.1 = after,
+                        None => next.outputs.push((path, after)),
+                    }
+                }
+                Touched::Finished(path) => next.outputs.retain(|(p, _)| *p != path),
+            }
+        }
+        let b = next.encode();
+        let r = match &self.file {
+            Some(f) => f.write_all_at(&b, 0),
+            None => Err(std::io::Error::other(
+                "the checkpoint has no file (this is a bug, please report it)",
+            )),
+        }
+        .map_err(FileError::io("write", &self.path));
+        self.next = next.clone();
+        if r.is_ok() {
+            self.committed = next;
+        }
+        r
+    }
+}
+
+impl Resource for Progress {
+    fn commit(&mut self) -> Result<(), ResourceError> {
+        self.commit_now()
+            .map_err(|e| ResourceError::new("the input file's checkpoint", e))
+    }
+
+    fn rollback(&mut self) {
+        for t in self.touched.drain(..).rev() {
+            if let Touched::Wrote { path, before, .. } = t {
+                cut_back(&path, before);
+            }
+        }
+        self.next = self.committed.clone();
+    }
+}
+
+/// Where the checkpoint of the input file `input` is kept.
+pub fn progress_path(input: &Path) -> PathBuf {
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    input.with_file_name(format!(".{name}.progress"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Checkpoint {
+        Checkpoint {
+            offset: 1234,
+            record: 17,
+            delimiter: Some(b"\r\n".to_vec()),
+            after_delimiter: true,
+            done: false,
+            outputs: vec![(PathBuf::from("/out/mqsitransit/a.txt"), 999)],
+        }
+    }
+
+    #[test]
+    fn checkpoint_round_trips_when_encoded() {
+        let c = sample();
+        assert_eq!(Checkpoint::decode(&c.encode()), Some(c));
+    }
+
+    #[test]
+    fn checkpoint_is_rejected_when_torn_or_corrupt() {
+        let b = sample().encode();
+        assert!(Checkpoint::decode(&b[..b.len() - 1]).is_none());
+        let mut bad = b.clone();
+        bad[10] ^= 1;
+        assert!(Checkpoint::decode(&bad).is_none());
+    }
+
+    #[test]
+    fn checkpoint_ignores_stale_bytes_when_a_shorter_one_overwrote_a_longer_one() {
+        let mut b = sample().encode();
+        let short = Checkpoint::default().encode();
+        b[..short.len()].copy_from_slice(&short);
+        assert_eq!(Checkpoint::decode(&b), Some(Checkpoint::default()));
+    }
+
+    #[test]
+    fn rollback_cuts_outputs_back_when_the_record_failed() {
+        let dir = std::env::temp_dir().join(format!("sluice-cp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("in.txt");
+        let out = dir.join("out.txt");
+        std::fs::write(&out, b"keep").unwrap();
+        let (mut p, found) = Progress::open(&input).unwrap();
+        assert!(found.is_none());
+        std::fs::write(&out, b"keep+more").unwrap();
+        p.wrote(&out, 4, 9);
+        p.rollback();
+        assert_eq!(std::fs::read(&out).unwrap(), b"keep");
+        p.next.record = 1;
+        p.wrote(&out, 4, 4);
+        p.commit().unwrap();
+        let (_, found) = Progress::open(&input).unwrap();
+        let found = found.unwrap();
+        assert_eq!(found.record, 1);
+        assert_eq!(found.outputs, vec![(out.clone(), 4)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,666 @@
+//! FileInput: watches a directory and propagates one message per record of each file that
+//! arrives, oldest first.
+//!
+//! The product's life of a file: it is moved into `mqsitransitin` under the input directory
+//! (which also claims it: another instance or server sees it gone), its records are propagated
+//! one invocation each, then an End of Data message; then the file is deleted or moved into the
+//! archive folder (optionally with a time stamp prefix). A record whose flow fails is rolled
+//! back and goes to the `failure` terminal with the ExceptionList; when that is not wired or
+//! fails too, processing of the file stops and it is moved to `mqsibackout`.
+//!
+//! Each record's unit of work carries the file's [`Progress`]: when it commits, the checkpoint
+//! records the next offset, so a server killed in the middle of a file resumes after the last
+//! committed record (files found in `mqsitransitin` at start are resumed first).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use sluice_node_api::{
+    BuildContext, BuildNode, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner,
+    Invocation, Message, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminals,
+    properties, property_enum, terminals,
+};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::terminals::{CATCH_DOC, FAILURE_DOC};
+
+use crate::checkpoint::{Checkpoint, Progress};
+use crate::records::{Detection, Record, RecordReader};
+use crate::{
+    BACKOUT, FieldValue, FileError, TRANSIT_IN, absolute, epoch_micros, move_file, pattern, stamp,
+    write_file_folder,
+};
+
+terminals! {
+    /// FileInput's outputs.
+    pub enum FileInputOutput {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": "Each record of a file, parsed in the node's domain, with `LocalEnvironment.File`.",
+        EndOfData = "end_of_data": "After a file's last record: an empty message with `LocalEnvironment.File` (Offset is the file's length, Record the number of records).",
+        Catch = "catch": CATCH_DOC,
+    }
+}
+
+property_enum! {
+    /// How FileInput cuts a file into records.
+    pub enum RecordDetection { WholeFile = "whole_file", FixedLength = "fixed_length", Delimited = "delimited" }
+}
+
+property_enum! {
+    /// The delimiter of delimited records.
+    pub enum DelimiterKind { LineEnd = "line_end", Dos = "dos", Unix = "unix", Custom = "custom" }
+}
+
+property_enum! {
+    /// Where a delimiter stands.
+    pub enum DelimiterType { Postfix = "postfix", Infix = "infix" }
+}
+
+property_enum! {
+    /// What FileInput does with a file it processed.
+    pub enum SuccessAction { Archive = "archive", ArchiveWithTimestamp = "archive_with_timestamp", Delete = "delete" }
+}
+
+property_enum! {
+    /// What FileInput does with a file whose processing failed.
+    pub enum FailureAction { Backout = "backout", BackoutWithTimestamp = "backout_with_timestamp", Delete = "delete" }
+}
+
+properties! {
+    /// How records are found in a file (shared by FileInput and FileRead).
+    pub struct RecordProps {
+        /// `whole_file`: the file is one message; `fixed_length`: records of
+        /// `record_length_bytes` (the last may be shorter); `delimited`: records separated by
+        /// `delimiter`.
+        record_detection: RecordDetection = "whole_file",
+        /// The length of a fixed-length record.
+        record_length_bytes: u64 = "80",
+        /// `line_end`: `\n` or `\r\n` (the product's "DOS or UNIX line end"); `dos`: `\r\n`
+        /// only; `unix`: `\n` only; `custom`: `custom_delimiter` or `custom_delimiter_hex`.
+        delimiter: DelimiterKind = "line_end",
+        /// A custom delimiter as text (UTF-8).
+        custom_delimiter: Option<String>,
+        /// A custom delimiter as hexadecimal bytes (`0D0A`), as the product writes it.
+        custom_delimiter_hex: Option<String>,
+        /// `postfix`: every record ends with the delimiter; `infix`: the delimiter separates
+        /// records, so a file ending with one has an empty last record.
+        delimiter_type: DelimiterType = "postfix",
+        /// The longest record (or whole file) read; a longer one fails the file.
+        max_record_bytes: u64 = "104857600",
+    }
+}
+
+properties! {
+    /// FileInput's properties.
+    pub struct FileInputProps {
+        /// The input directory; a relative one is under the server's data folder.
+        directory: String,
+        /// Files processed: a name with `*` and `?` wildcards.
+        file_name_pattern: String = "*",
+        /// Files left alone even when they match `file_name_pattern`.
+        file_exclusion_pattern: Option<String>,
+        /// How long the node waits before it looks for files again when there were none.
+        polling_interval_ms: u64 = "5000",
+        /// After a file is processed: `archive` moves it into `archive_directory`,
+        /// `archive_with_timestamp` does so with the UTC time prefixed to its name
+        /// (`yyyyMMdd_HHmmss_ffffff_`), `delete` removes it.
+        action_on_success: SuccessAction = "archive",
+        /// The archive folder; a relative one is under the input directory.
+        archive_directory: String = "mqsiarchive",
+        /// Replace a file of the same name in the archive folder. Off, the file stays in
+        /// `mqsitransitin` and the archive is tried again each polling interval.
+        replace_duplicate_archives: bool = "false",
+        /// After a failure: `backout` moves the file into `mqsibackout` under the input
+        /// directory, `backout_with_timestamp` does so with a time stamp prefix, `delete`
+        /// removes it.
+        action_on_failure: FailureAction = "backout",
+        ..records: RecordProps,
+        ..parsing: BodyParsingProps,
+    }
+}
+
+pub static FILE_INPUT: NodeSpec = NodeSpec {
+    type_name: "FileInput",
+    summary: "Processes each file that arrives in a directory, oldest first: one message per record (whole \
+              file, fixed length or delimited), `LocalEnvironment.File` describing it, End of Data after the \
+              last; then archives or deletes the file, or backs it out after a failure. Restarts resume \
+              after the last committed record.",
+    inputs: &[],
+    outputs: FileInputOutput::SPECS,
+    dynamic_outputs: false,
+    examples: &[NodeExample {
+        title: "Each line of each `*.csv` file in `files/in` is a message",
+        properties: "directory: files/in, file_name_pattern: '*.csv', record_detection: delimited",
+        esql: "",
+        input: ExampleInput {
+            domain: "BLOB",
+            body: "",
+            local_environment: &[],
+        },
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[]),
+        runs: Runs::No("only a file arriving in its directory starts it."),
+    }],
+    builder: NodeBuilder::of::<FileInputProps>(),
+};
+
+impl RecordProps {
+    /// The record detection these properties describe.
+    pub fn detection(&self) -> Result<Detection, ConfigError> {
+        use crate::records::Delimiter;
+        Ok(match self.record_detection {
+            RecordDetection::WholeFile => Detection::WholeFile,
+            RecordDetection::FixedLength => {
+                let n = usize::try_from(self.record_length_bytes).unwrap_or(0);
+                if n == 0 || self.record_length_bytes > self.max_record_bytes {
+                    return Err(ConfigError::property(
+                        "record_length_bytes",
+                        "must be from 1 to max_record_bytes",
+                    ));
+                }
+                Detection::FixedLength(n)
+            }
+            RecordDetection::Delimited => {
+                let delimiter = match self.delimiter {
+                    DelimiterKind::LineEnd => Delimiter::AnyLineEnd,
+                    DelimiterKind::Dos => Delimiter::Bytes(b"\r\n".to_vec()),
+                    DelimiterKind::Unix => Delimiter::Bytes(b"\n".to_vec()),
+                    DelimiterKind::Custom => Delimiter::Bytes(self.custom_bytes()?),
+                };
+                Detection::Delimited {
+                    delimiter,
+                    infix: self.delimiter_type == DelimiterType::Infix,
+                }
+            }
+        })
+    }
+
+    fn custom_bytes(&self) -> Result<Vec<u8>, ConfigError> {
+        match (&self.custom_delimiter, &self.custom_delimiter_hex) {
+            (Some(t), None) if !t.is_empty() => Ok(t.as_bytes().to_vec()),
+            (None, Some(h)) => parse_hex(h).ok_or_else(|| {
+                ConfigError::property(
+                    "custom_delimiter_hex",
+                    "must be an even number of hexadecimal digits, at least two",
+                )
+            }),
+            _ => Err(ConfigError::property(
+                "delimiter",
+                "`delimiter: custom` needs one of `custom_delimiter` or `custom_delimiter_hex`",
+            )),
+        }
+    }
+
+    /// `max_record_bytes` as a size.
+    pub fn limit(&self) -> usize {
+        usize::try_from(self.max_record_bytes).unwrap_or(usize::MAX)
+    }
+}
+
+/// Bytes from hexadecimal digits (`0D0A`).
+pub fn parse_hex(h: &str) -> Option<Vec<u8>> {
+    let h = h.trim();
+    if h.is_empty() || !h.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+impl BuildNode for FileInputProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        if self.directory.trim().is_empty() {
+            return Err(ConfigError::property("directory", "must name a directory"));
+        }
+        let dir = absolute(&b.services.data_path(Path::new(&self.directory)));
+        let archive = dir.join(&self.archive_directory);
+        Ok(NodeImpl::Input(Arc::new(FileInput {
+            flow: b.flow.to_string(),
+            label: b.label.to_string(),
+            transit: dir.join(TRANSIT_IN),
+            dir,
+            archive,
+            pattern: self.file_name_pattern,
+            exclude: self.file_exclusion_pattern.filter(|p| !p.is_empty()),
+            poll: Duration::from_millis(self.polling_interval_ms.max(1)),
+            on_success: self.action_on_success,
+            replace_archive: self.replace_duplicate_archives,
+            on_failure: self.action_on_failure,
+            detection: self.records.detection()?,
+            limit: self.records.limit(),
+            parsing: BodyParsing::from_props(&self.parsing)?,
+            claimed: Mutex::new(Vec::new()),
+        })))
+    }
+}
+
+struct FileInput {
+    flow: String,
+    label: String,
+    dir: PathBuf,
+    transit: PathBuf,
+    archive: PathBuf,
+    pattern: String,
+    exclude: Option<String>,
+    poll: Duration,
+    on_success: SuccessAction,
+    replace_archive: bool,
+    on_failure: FailureAction,
+    detection: Detection,
+    limit: usize,
+    parsing: BodyParsing,
+    /// Names of the files instances are processing (in the transit folder).
+    claimed: Mutex<Vec<String>>,
+}
+
+/// A file an instance took: its name, in the transit folder.
+struct Claim<'a> {
+    node: &'a FileInput,
+    name: String,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut c) = self.node.claimed.lock() {
+            c.retain(|n| *n != self.name);
+        }
+    }
+}
+
+/// How processing of a file ended.
+enum Outcome {
+    Done,
+    Failed,
+    /// The flow is stopping: the file stays in transit, to resume at the next start.
+    Stopped,
+}
+
+impl FileInput {
+    fn claim(&self) -> Option<Claim<'_>> {
+        let mut claimed = self.claimed.lock().ok()?;
+        // Files left in transit by a server that stopped or died come first.
+        for name in sorted_files(&self.transit) {
+            if !name.starts_with('.') && !claimed.contains(&name) {
+                claimed.push(name.clone());
+                return Some(Claim { node: self, name });
+            }
+        }
+        for name in sorted_files(&self.dir) {
+            if !pattern::matches(&self.pattern, &name)
+                || self
+                    .exclude
+                    .as_ref()
+                    .is_some_and(|x| pattern::matches(x, &name))
+                || claimed.contains(&name)
+            {
+                continue;
+            }
+            if let Err(error) = std::fs::create_dir_all(&self.transit) {
+                tracing::error!(%error, flow = %self.flow, dir = %self.transit.display(), "Cannot create the transit folder.");
+                return None;
+            }
+            let to = self.transit.join(&name);
+            if to.exists() {
+                continue;
+            }
+            // Whoever renames first owns the file; another server sees it gone.
+            if std::fs::rename(self.dir.join(&name), &to).is_ok() {
+                claimed.push(name.clone());
+                return Some(Claim { node: self, name });
+            }
+        }
+        None
+    }
+
+    fn process(&self, runner: &mut dyn InstanceRunner, name: &str) {
+        let path = self.transit.join(name);
+        let outcome = match self.records(runner, &path, name) {
+            Ok(o) => o,
+            Err(error) => {
+                tracing::error!(%error, flow = %self.flow, node = %self.label, file = %path.display(), "Cannot process the file.");
+                Outcome::Failed
+            }
+        };
+        let disposed = match outcome {
+            Outcome::Stopped => return,
+            Outcome::Done => self.dispose_done(&path, name),
+            Outcome::Failed => self.dispose_failed(&path, name),
+        };
+        match disposed {
+            Ok(()) => {
+                let _ = std::fs::remove_file(crate::checkpoint::progress_path(&path));
+            }
+            Err(error) => {
+                tracing::error!(%error, flow = %self.flow, node = %self.label, file = %path.display(), "Cannot move the processed file; it stays in the transit folder and is tried again.");
+                runner.stop().sleep(self.poll);
+            }
+        }
+    }
+
+    fn records(
+        &self,
+        runner: &mut dyn InstanceRunner,
+        path: &Path,
+        name: &str,
+    ) -> Result<Outcome, FileError> {
+        let (mut progress, found) = Progress::open(path)?;
+        let start = found.unwrap_or_default();
+        start.restore_outputs();
+        if start.done {
+            return Ok(Outcome::Done);
+        }
+        let mut file = std::fs::File::open(path).map_err(FileError::io("open", path))?;
+        let meta = file.metadata().map_err(FileError::io("read", path))?;
+        let modified = meta.modified().map(epoch_micros).unwrap_or(0);
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(start.offset))
+            .map_err(FileError::io("read", path))?;
+        let info = FileInfo {
+            dir: self.dir.to_string_lossy().into_owned(),
+            name: name.to_string(),
+            modified,
+            started: stamp(SystemTime::now()),
+        };
+        let mut reader = RecordReader::new(
+            file,
+            self.detection.clone(),
+            self.limit,
+            start.offset,
+            start.after_delimiter,
+        );
+        let mut number = start.record;
+        let mut previous = start.delimiter.clone();
+        loop {
+            if runner.stop().is_stopped() {
+                return Ok(Outcome::Stopped);
+            }
+            let rec = match reader.next_record() {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                Err(e) => {
+                    // The file cannot be read further: its failure, like a failed record's.
+                    let mut msg = Message::new();
+                    info.write(&mut msg, reader.offset(), number as i64 + 1, None)?;
+                    let next = progress.committed().clone();
+                    let handled = self.fail(runner, &mut progress, &mut msg, self.own(e), next);
+                    return Ok(if handled {
+                        Outcome::Done
+                    } else {
+                        Outcome::Failed
+                    });
+                }
+            };
+            number += 1;
+            runner.record_input_bytes(rec.bytes.len() as u64);
+            progress.next = Checkpoint {
+                offset: reader.offset(),
+                record: number,
+                delimiter: rec.delimiter.clone(),
+                after_delimiter: reader.after_delimiter(),
+                done: false,
+                outputs: progress.committed().outputs.clone(),
+            };
+            let delimiter_before = std::mem::replace(&mut previous, rec.delimiter.clone());
+            if !self.record(runner, &mut progress, &info, rec, number, delimiter_before)? {
+                return Ok(Outcome::Failed);
+            }
+        }
+        // End of Data, in a unit of work of its own that marks the file done.
+        let finished = Checkpoint {
+            done: true,
+            ..progress.committed().clone()
+        };
+        progress.next = finished.clone();
+        if !runner.is_wired(FileInputOutput::EndOfData.into()) {
+            progress.save()?;
+            return Ok(Outcome::Done);
+        }
+        let mut msg = Message::new();
+        info.write(&mut msg, reader.offset(), number as i64, None)?;
+        let mut inv = Invocation::new();
+        inv.unit_of_work.join(Progress::KEY, progress);
+        let r = runner.invoke(&mut inv, FileInputOutput::EndOfData.into(), &mut msg);
+        let (ok, mut progress) = self.end(&mut inv, r.is_ok());
+        if !ok {
+            let e = self.own(NodeError::recoverable("the End of Data flow failed"));
+            let handled = self.fail(runner, &mut progress, &mut msg, e, finished);
+            return Ok(if handled {
+                Outcome::Done
+            } else {
+                Outcome::Failed
+            });
+        }
+        Ok(Outcome::Done)
+    }
+
+    /// Propagate one record; false when it failed and nothing handled it (the file fails).
+    fn record(
+        &self,
+        runner: &mut dyn InstanceRunner,
+        progress: &mut Progress,
+        info: &FileInfo,
+        rec: Record,
+        number: u64,
+        delimiter_before: Option<Vec<u8>>,
+    ) -> Result<bool, FileError> {
+        let next = progress.next.clone();
+        let mut msg = Message::new();
+        info.write(
+            &mut msg,
+            rec.offset,
+            number as i64,
+            delimiter_before.as_deref(),
+        )?;
+        let parsed = self.parsing.attach(&mut msg.root, rec.bytes.clone());
+        if let Err(e) = parsed {
+            // A body that does not parse is this node's failure: the record as BLOB goes to
+            // the failure terminal.
+            msg = Message::new();
+            info.write(
+                &mut msg,
+                rec.offset,
+                number as i64,
+                delimiter_before.as_deref(),
+            )?;
+            let _ = BodyParsing::blob().attach(&mut msg.root, rec.bytes);
+            return Ok(self.fail(runner, progress, &mut msg, self.own(e), next));
+        }
+        let mut inv = Invocation::new();
+        inv.unit_of_work.join(
+            Progress::KEY,
+            std::mem::replace(progress, Progress::detached()),
+        );
+        let r = match runner.invoke(&mut inv, FileInputOutput::Out.into(), &mut msg) {
+            Err(e) if runner.is_wired(FileInputOutput::Catch.into()) => e
+                .exception
+                .write_to(&mut msg.exception_list)
+                .map_err(NodeError::from)
+                .and_then(|_| runner.invoke(&mut inv, FileInputOutput::Catch.into(), &mut msg)),
+            r => r,
+        };
+        let (ok, p) = self.end(&mut inv, r.is_ok());
+        *progress = p;
+        match r {
+            Ok(()) if ok => Ok(true),
+            Ok(()) => {
+                let e = self.own(NodeError::recoverable(
+                    "the record's unit of work did not commit",
+                ));
+                Ok(self.fail(runner, progress, &mut msg, e, next))
+            }
+            Err(e) => Ok(self.fail(runner, progress, &mut msg, e, next)),
+        }
+    }
+
+    /// End an invocation: commit its unit of work (the checkpoint last) after a success, roll
+    /// it back otherwise. Returns whether it committed, and the progress taken back.
+    fn end(&self, inv: &mut Invocation, succeeded: bool) -> (bool, Progress) {
+        let progress = inv.unit_of_work.leave::<Progress>(Progress::KEY);
+        let mut ok = succeeded;
+        if ok && let Err(error) = inv.unit_of_work.commit() {
+            tracing::error!(%error, flow = %self.flow, "Failed to commit the invocation's resources.");
+            ok = false;
+        }
+        if !ok {
+            inv.unit_of_work.rollback();
+        }
+        let Some(mut progress) = progress else {
+            // Nothing in a flow takes the checkpoint out of the unit of work.
+            tracing::error!(flow = %self.flow, "The input file's checkpoint left the unit of work; this is a bug, please report it.");
+            return (false, Progress::detached());
+        };
+        if ok {
+            if let Err(error) = sluice_node_api::Resource::commit(&mut progress) {
+                tracing::error!(%error, flow = %self.flow, "Failed to write the input file's checkpoint.");
+                ok = false;
+            }
+        } else {
+            sluice_node_api::Resource::rollback(&mut progress);
+        }
+        (ok, progress)
+    }
+
+    /// This node's failure of a record: to the failure terminal with `e` in the ExceptionList;
+    /// true when that handled it (the record counts as processed).
+    fn fail(
+        &self,
+        runner: &mut dyn InstanceRunner,
+        progress: &mut Progress,
+        msg: &mut Message,
+        e: NodeError,
+        next: Checkpoint,
+    ) -> bool {
+        tracing::warn!(error = %e, flow = %self.flow, node = %self.label, "A record of the file failed.");
+        if !runner.is_wired(FileInputOutput::Failure.into()) {
+            return false;
+        }
+        if e.exception.write_to(&mut msg.exception_list).is_err() {
+            return false;
+        }
+        progress.next = next;
+        let mut inv = Invocation::new();
+        inv.unit_of_work.join(
+            Progress::KEY,
+            std::mem::replace(progress, Progress::detached()),
+        );
+        let r = runner.invoke(&mut inv, FileInputOutput::Failure.into(), msg);
+        let (ok, p) = self.end(&mut inv, r.is_ok());
+        *progress = p;
+        ok
+    }
+
+    /// An error of this node's own (not one from downstream), named after it.
+    fn own(&self, e: impl Into<NodeError>) -> NodeError {
+        let mut e = e.into();
+        e.exception.label.clone_from(&self.label);
+        e.exception.node_type = "FileInput".into();
+        e
+    }
+
+    fn dispose_done(&self, path: &Path, name: &str) -> Result<(), FileError> {
+        match self.on_success {
+            SuccessAction::Delete => {
+                std::fs::remove_file(path).map_err(FileError::io("delete", path))
+            }
+            SuccessAction::Archive => {
+                move_file(path, &self.archive.join(name), self.replace_archive)
+            }
+            SuccessAction::ArchiveWithTimestamp => {
+                let to = self
+                    .archive
+                    .join(format!("{}_{name}", stamp(SystemTime::now())));
+                move_file(path, &to, self.replace_archive)
+            }
+        }
+    }
+
+    fn dispose_failed(&self, path: &Path, name: &str) -> Result<(), FileError> {
+        let backout = self.dir.join(BACKOUT);
+        match self.on_failure {
+            FailureAction::Delete => {
+                std::fs::remove_file(path).map_err(FileError::io("delete", path))
+            }
+            FailureAction::Backout => move_file(path, &backout.join(name), true),
+            FailureAction::BackoutWithTimestamp => {
+                let to = backout.join(format!("{}_{name}", stamp(SystemTime::now())));
+                move_file(path, &to, true)
+            }
+        }
+    }
+}
+
+/// What `LocalEnvironment.File` says of a file.
+struct FileInfo {
+    dir: String,
+    name: String,
+    modified: i64,
+    started: String,
+}
+
+impl FileInfo {
+    fn write(
+        &self,
+        msg: &mut Message,
+        offset: u64,
+        record: i64,
+        delimiter: Option<&[u8]>,
+    ) -> Result<(), FileError> {
+        let delimiter = match delimiter {
+            Some(d) => FieldValue::Text(String::from_utf8_lossy(d).into_owned()),
+            None => FieldValue::Null,
+        };
+        write_file_folder(
+            &mut msg.local_environment,
+            None,
+            &[
+                ("Directory", FieldValue::Text(self.dir.clone())),
+                ("Name", FieldValue::Text(self.name.clone())),
+                ("LastModified", FieldValue::GmtTimestamp(self.modified)),
+                ("TimeStamp", FieldValue::Text(self.started.clone())),
+                (
+                    "Offset",
+                    FieldValue::Int(i64::try_from(offset).unwrap_or(i64::MAX)),
+                ),
+                ("Record", FieldValue::Int(record)),
+                ("Delimiter", delimiter),
+            ],
+        )
+        .map_err(|e| FileError::Read(std::io::Error::other(e)))
+    }
+}
+
+/// The names of the regular files in `dir`, oldest first (then by name).
+fn sorted_files(dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(SystemTime, String)> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let t = e.metadata().and_then(|m| m.modified()).ok()?;
+            Some((t, name))
+        })
+        .collect();
+    files.sort();
+    files.into_iter().map(|(_, n)| n).collect()
+}
+
+impl InputNode for FileInput {
+    fn run_instance(&self, runner: &mut dyn InstanceRunner) {
+        while !runner.stop().is_stopped() {
+            match self.claim() {
+                Some(c) => {
+                    let name = c.name.clone();
+                    self.process(runner, &name);
+                    drop(c);
+                }
+                None => {
+                    runner.stop().sleep(self.poll);
+                }
+            }
+        }
+    }
+}
