@@ -9,6 +9,7 @@
 
 pub mod checkpoint;
 pub mod input;
+pub mod output;
 pub mod pattern;
 pub mod records;
 
@@ -19,6 +20,7 @@ use sluice_node_api::{NodeError, NodeSpec};
 use sluice_tree::{NodeId, Text, Tree, TreeError, Value, field_type};
 
 pub use input::FILE_INPUT;
+pub use output::FILE_OUTPUT;
 
 /// The subfolder an input file is moved into while it is processed.
 pub const TRANSIT_IN: &str = "mqsitransitin";
@@ -71,7 +73,9 @@ impl From<FileError> for NodeError {
 
 /// Register the file node types.
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
-    r(&FILE_INPUT);
+    for s in [&FILE_INPUT, &FILE_OUTPUT] {
+        r(s);
+    }
 }
 
 /// `path` made absolute against the current folder, as LocalEnvironment shows directories.

@@ -110,6 +110,18 @@ const CASES: &[ComplianceCase] = &[
         fails_with("url: 'http://127.0.0.1:1/', timeout_secs: 2", XML),
     ),
     case(
+        "FileInput",
+        "directory: /nonexistent/sluice-compliance",
+        Failing::Never("input node: started and stopped only"),
+    ),
+    // The whole-file record lands in the temporary folder; no directory can be made under
+    // /dev/null.
+    case(
+        "FileOutput",
+        "directory: /tmp/sluice-compliance-file-output, file_name: record.xml",
+        fails_with("directory: /dev/null, file_name: record.xml", XML),
+    ),
+    case(
         "MQInput",
         "queue: COMPLIANCE.IN",
         Failing::Never("input node: started and stopped only"),

@@ -82,9 +82,19 @@ pub fn build(src: &str, data: &Path) -> Run {
 
 impl Run {
     /// Start the flow, wait until `done`, stop it, and return what was captured.
-    pub fn until(&self, what: &str, mut done: impl FnMut() -> bool) -> Vec<Captured> {
+    pub fn until(&self, what: &str, done: impl FnMut() -> bool) -> Vec<Captured> {
+        self.until_within(what, Duration::from_secs(30), done)
+    }
+
+    /// [`Run::until`], waiting at most `limit`.
+    pub fn until_within(
+        &self,
+        what: &str,
+        limit: Duration,
+        mut done: impl FnMut() -> bool,
+    ) -> Vec<Captured> {
         let running = self.flow.start();
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + limit;
         while !done() {
             if Instant::now() > deadline {
                 running.stop();

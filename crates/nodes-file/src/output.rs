@@ -1,0 +1,409 @@
+//! FileOutput: appends each message, as a record, to a file in the `mqsitransit` folder under
+//! its directory; a message on `finish_file` moves the file into the directory in one rename,
+//! so readers of the directory never see half a file.
+//!
+//! The directory and name come from the properties, or from
+//! `LocalEnvironment.Destination.File.Directory` and `.Name` when the message sets them. Under
+//! a FileInput's unit of work the node reports each append to the input file's checkpoint, so
+//! that a record rolled back, or processed again after a crash, is not in the file twice.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use sluice_node_api::{
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
+    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
+    property_enum, terminals,
+};
+use sluice_nodes_core::domains::serialize_body;
+use sluice_nodes_core::terminals::{FAILURE_DOC, OUT_DOC};
+
+use crate::checkpoint::Progress;
+use crate::input::{DelimiterKind, DelimiterType, parse_hex};
+use crate::{ARCHIVE, FieldValue, FileError, TRANSIT_OUT, le_text, move_file, stamp};
+
+terminals! {
+    /// FileOutput's inputs.
+    pub enum FileOutputInput {
+        In = "in": "A record to write to the file.",
+        FinishFile = "finish_file": "Finish the file: move it from the transit folder into the directory.",
+    }
+}
+
+terminals! {
+    /// FileOutput's outputs.
+    pub enum FileOutputOutput {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": OUT_DOC,
+        EndOfData = "end_of_data": "The message that arrived on `finish_file`, after the file was finished.",
+    }
+}
+
+property_enum! {
+    /// How FileOutput writes each message.
+    pub enum RecordDefinition {
+        WholeFile = "whole_file",
+        Unchanged = "unchanged",
+        FixedLength = "fixed_length",
+        Delimited = "delimited",
+    }
+}
+
+property_enum! {
+    /// What FileOutput does when the finished file's name is taken.
+    pub enum OutputFileAction {
+        Replace = "replace",
+        FailIfExists = "fail_if_exists",
+        ArchiveAndReplace = "archive_and_replace",
+        TimestampArchiveAndReplace = "timestamp_archive_and_replace",
+        Append = "append",
+    }
+}
+
+properties! {
+    /// FileOutput's properties.
+    pub struct FileOutputProps {
+        /// The output directory; a relative one is under the server's data folder.
+        /// `LocalEnvironment.Destination.File.Directory` overrides it.
+        directory: Option<String>,
+        /// The output file's name. `LocalEnvironment.Destination.File.Name` overrides it.
+        file_name: Option<String>,
+        /// When the finished file's name is taken: `replace` it; `fail_if_exists` (the
+        /// message on `finish_file` fails, the file stays in transit); `archive_and_replace`
+        /// (the old file moves to `mqsiarchive` under the directory first);
+        /// `timestamp_archive_and_replace` (archived with a time stamp prefix); `append` (the
+        /// records are added to the end of the existing file).
+        output_file_action: OutputFileAction = "replace",
+        /// Replace a file of the same name in `mqsiarchive` when archiving; off, the finish
+        /// fails instead.
+        replace_duplicate_archives: bool = "false",
+        /// `whole_file`: each message is a whole file, finished at once; `unchanged`: its
+        /// bytes are appended as they are; `fixed_length`: padded with `padding_byte_hex` to
+        /// `record_length_bytes` (a longer one fails); `delimited`: with `delimiter`.
+        record_definition: RecordDefinition = "whole_file",
+        /// The length of a fixed-length record.
+        record_length_bytes: u64 = "80",
+        /// The byte that pads a short fixed-length record, in hexadecimal.
+        padding_byte_hex: String = "20",
+        /// `line_end` and `unix`: `\n`; `dos`: `\r\n`; `custom`: `custom_delimiter` or
+        /// `custom_delimiter_hex`.
+        delimiter: DelimiterKind = "line_end",
+        /// A custom delimiter as text (UTF-8).
+        custom_delimiter: Option<String>,
+        /// A custom delimiter as hexadecimal bytes (`0D0A`).
+        custom_delimiter_hex: Option<String>,
+        /// `postfix`: after every record; `infix`: between records.
+        delimiter_type: DelimiterType = "postfix",
+    }
+}
+
+pub static FILE_OUTPUT: NodeSpec = NodeSpec {
+    type_name: "FileOutput",
+    summary: "Writes each message as a record of a file built in the `mqsitransit` folder and moved into the \
+              directory when a message reaches `finish_file` (or at once, when each record is a whole \
+              file); sets `LocalEnvironment.WrittenDestination.File`.",
+    inputs: FileOutputInput::SPECS,
+    outputs: FileOutputOutput::SPECS,
+    dynamic_outputs: false,
+    examples: &[NodeExample {
+        title: "Each message becomes a line of `files/out/orders.txt`",
+        properties: "directory: files/out, file_name: orders.txt, record_definition: delimited",
+        esql: "",
+        input: ExampleInput::xml("<order><id>7</id></order>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[("out", "<order><id>7</id></order>")]),
+        runs: Runs::No("it writes to the server's data folder, which examples do not have."),
+    }],
+    builder: NodeBuilder::of::<FileOutputProps>(),
+};
+
+/// How a record is framed in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Framing {
+    WholeFile,
+    Unchanged,
+    Fixed { len: usize, pad: u8 },
+    Delimited { delimiter: Vec<u8>, infix: bool },
+}
+
+impl BuildNode for FileOutputProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let framing = match self.record_definition {
+            RecordDefinition::WholeFile => Framing::WholeFile,
+            RecordDefinition::Unchanged => Framing::Unchanged,
+            RecordDefinition::FixedLength => {
+                let len = usize::try_from(self.record_length_bytes).unwrap_or(0);
+                if len == 0 {
+                    return Err(ConfigError::property(
+                        "record_length_bytes",
+                        "must be from 1",
+                    ));
+                }
+                let pad = match parse_hex(&self.padding_byte_hex).as_deref() {
+                    Some([b]) => *b,
+                    _ => {
+                        return Err(ConfigError::property(
+                            "padding_byte_hex",
+                            "must be one byte in hexadecimal, such as `20`",
+                        ));
+                    }
+                };
+                Framing::Fixed { len, pad }
+            }
+            RecordDefinition::Delimited => Framing::Delimited {
+                delimiter: match self.delimiter {
+                    DelimiterKind::LineEnd | DelimiterKind::Unix => b"\n".to_vec(),
+                    DelimiterKind::Dos => b"\r\n".to_vec(),
+                    DelimiterKind::Custom => {
+                        match (&self.custom_delimiter, &self.custom_delimiter_hex) {
+                            (Some(t), None) if !t.is_empty() => t.as_bytes().to_vec(),
+                            (None, Some(h)) => parse_hex(h).ok_or_else(|| {
+                                ConfigError::property(
+                                    "custom_delimiter_hex",
+                                    "must be an even number of hexadecimal digits, at least two",
+                                )
+                            })?,
+                            _ => {
+                                return Err(ConfigError::property(
+                                    "delimiter",
+                                    "`delimiter: custom` needs one of `custom_delimiter` or `custom_delimiter_hex`",
+                                ));
+                            }
+                        }
+                    }
+                },
+                infix: self.delimiter_type == DelimiterType::Infix,
+            },
+        };
+        Ok(NodeImpl::Process(Arc::new(FileOutput {
+            directory: self.directory.filter(|d| !d.is_empty()),
+            file_name: self.file_name.filter(|n| !n.is_empty()),
+            data_dir: b.services.data_dir.clone(),
+            action: self.output_file_action,
+            replace_archive: self.replace_duplicate_archives,
+            framing,
+            open: Mutex::new(None),
+        })))
+    }
+}
+
+struct FileOutput {
+    directory: Option<String>,
+    file_name: Option<String>,
+    data_dir: Option<PathBuf>,
+    action: OutputFileAction,
+    replace_archive: bool,
+    framing: Framing,
+    /// The transit file written last, kept open: most flows write one file at a time.
+    open: Mutex<Option<(PathBuf, std::fs::File)>>,
+}
+
+/// Where a message goes: the directory and the file's name.
+struct Target {
+    dir: PathBuf,
+    name: String,
+}
+
+impl Target {
+    fn transit(&self) -> PathBuf {
+        self.dir.join(TRANSIT_OUT).join(&self.name)
+    }
+}
+
+impl FileOutput {
+    fn target(&self, msg: &mut Message) -> Result<Target, NodeError> {
+        let le = &mut msg.local_environment;
+        let dir = le_text(le, &["Destination", "File", "Directory"])?
+            .or_else(|| self.directory.clone())
+            .ok_or_else(|| {
+                NodeError::recoverable(
+                    "no output directory: set `directory` or LocalEnvironment.Destination.File.Directory",
+                )
+            })?;
+        let name = le_text(le, &["Destination", "File", "Name"])?
+            .or_else(|| self.file_name.clone())
+            .ok_or_else(|| {
+                NodeError::recoverable(
+                    "no output file name: set `file_name` or LocalEnvironment.Destination.File.Name",
+                )
+            })?;
+        // A name is a name, not a path out of the directory.
+        if name.contains('/') || name == "." || name == ".." {
+            return Err(NodeError::recoverable(format!(
+                "the output file name `{name}` is not a plain file name"
+            )));
+        }
+        let dir = Path::new(&dir);
+        let dir = match &self.data_dir {
+            Some(d) if dir.is_relative() => d.join(dir),
+            _ => dir.to_path_buf(),
+        };
+        Ok(Target {
+            dir: crate::absolute(&dir),
+            name,
+        })
+    }
+
+    /// The record as it goes into the file, given whether the file has data already.
+    fn frame(&self, body: &[u8], file_has_data: bool) -> Result<Vec<u8>, NodeError> {
+        Ok(match &self.framing {
+            Framing::WholeFile | Framing::Unchanged => body.to_vec(),
+            Framing::Fixed { len, pad } => {
+                if body.len() > *len {
+                    return Err(NodeError::recoverable(format!(
+                        "the record is {} bytes, longer than the fixed length of {len}",
+                        body.len()
+                    )));
+                }
+                let mut v = body.to_vec();
+                v.resize(*len, *pad);
+                v
+            }
+            Framing::Delimited { delimiter, infix } => {
+                let mut v = Vec::with_capacity(body.len() + delimiter.len());
+                if *infix && file_has_data {
+                    v.extend_from_slice(delimiter);
+                }
+                v.extend_from_slice(body);
+                if !infix {
+                    v.extend_from_slice(delimiter);
+                }
+                v
+            }
+        })
+    }
+
+    /// Append `record` to the transit file; returns its length before and after, and whether
+    /// the file was created.
+    fn append(&self, path: &Path, body: &[u8]) -> Result<(u64, u64, bool), NodeError> {
+        let mut open = self
+            .open
+            .lock()
+            .map_err(|_| NodeError::recoverable("the output file's lock is poisoned"))?;
+        if open.as_ref().is_none_or(|(p, _)| p != path) {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(FileError::io("create", dir))?;
+            }
+            // Appending whatever the file holds: records survive a restart in transit, and a
+            // checkpoint's cut-back does not move this handle's position.
+            let f = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .map_err(FileError::io("open", path))?;
+            *open = Some((path.to_path_buf(), f));
+        }
+        let Some((_, f)) = open.as_mut() else {
+            return Err(NodeError::recoverable(
+                "the output file is not open (this is a bug, please report it)",
+            ));
+        };
+        let before = f.metadata().map_err(FileError::io("read", path))?.len();
+        let record = self.frame(body, before > 0)?;
+        f.write_all(&record).map_err(FileError::io("write", path))?;
+        Ok((before, before + record.len() as u64, before == 0))
+    }
+
+    /// Move the transit file into place per the output file action. False when there was no
+    /// file in transit.
+    fn finish(&self, t: &Target) -> Result<bool, NodeError> {
+        let transit = t.transit();
+        if let Ok(mut open) = self.open.lock()
+            && open.as_ref().is_some_and(|(p, _)| *p == transit)
+        {
+            *open = None;
+        }
+        if !transit.exists() {
+            return Ok(false);
+        }
+        let to = t.dir.join(&t.name);
+        if to.exists() {
+            let archive = t.dir.join(ARCHIVE);
+            match self.action {
+                OutputFileAction::Replace => {}
+                OutputFileAction::FailIfExists => {
+                    return Err(FileError::Exists { path: to }.into());
+                }
+                OutputFileAction::ArchiveAndReplace => {
+                    move_file(&to, &archive.join(&t.name), self.replace_archive)?;
+                }
+                OutputFileAction::TimestampArchiveAndReplace => {
+                    let stamped = format!("{}_{}", stamp(SystemTime::now()), t.name);
+                    move_file(&to, &archive.join(stamped), self.replace_archive)?;
+                }
+                OutputFileAction::Append => {
+                    let mut dest = std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(&to)
+                        .map_err(FileError::io("open", &to))?;
+                    let mut src =
+                        std::fs::File::open(&transit).map_err(FileError::io("open", &transit))?;
+                    std::io::copy(&mut src, &mut dest).map_err(FileError::io("append to", &to))?;
+                    std::fs::remove_file(&transit).map_err(FileError::io("delete", &transit))?;
+                    return Ok(true);
+                }
+            }
+        }
+        move_file(&transit, &to, true)?;
+        Ok(true)
+    }
+
+    fn written(&self, msg: &Message, t: &Target, action: &str) -> Result<Message, NodeError> {
+        let mut out = msg.clone();
+        crate::write_file_folder(
+            &mut out.local_environment,
+            Some("WrittenDestination"),
+            &[
+                (
+                    "Directory",
+                    FieldValue::Text(t.dir.to_string_lossy().into_owned()),
+                ),
+                ("Name", FieldValue::Text(t.name.clone())),
+                ("Action", FieldValue::Text(action.to_string())),
+                ("Timestamp", FieldValue::Text(stamp(SystemTime::now()))),
+            ],
+        )?;
+        Ok(out)
+    }
+}
+
+impl Node for FileOutput {
+    fn evaluate(
+        &self,
+        ctx: &mut Ctx<'_>,
+        input: Terminal,
+        msg: &mut Message,
+    ) -> Result<(), NodeError> {
+        let t = self.target(msg)?;
+        if FileOutputInput::from_terminal(input) == Some(FileOutputInput::FinishFile) {
+            let finished = self.finish(&t)?;
+            if finished && let Some(p) = ctx.inv.unit_of_work.get_mut::<Progress>(Progress::KEY) {
+                p.finished(&t.transit());
+            }
+            let mut out = self.written(msg, &t, if finished { "Finish" } else { "None" })?;
+            return ctx.propagate(FileOutputOutput::EndOfData, &mut out);
+        }
+        let (body, _) = serialize_body(msg)?;
+        let transit = t.transit();
+        let action = if self.framing == Framing::WholeFile {
+            // Each message is a whole file: written fresh in transit, then finished.
+            if let Some(dir) = transit.parent() {
+                std::fs::create_dir_all(dir).map_err(FileError::io("create", dir))?;
+            }
+            let replaced = t.dir.join(&t.name).exists();
+            std::fs::write(&transit, &body).map_err(FileError::io("write", &transit))?;
+            self.finish(&t)?;
+            if replaced { "Replace" } else { "Create" }
+        } else {
+            let (before, after, created) = self.append(&transit, &body)?;
+            if let Some(p) = ctx.inv.unit_of_work.get_mut::<Progress>(Progress::KEY) {
+                p.wrote(&transit, before, after);
+            }
+            if created { "Create" } else { "Append" }
+        };
+        let mut out = self.written(msg, &t, action)?;
+        ctx.propagate(FileOutputOutput::Out, &mut out)
+    }
+}
