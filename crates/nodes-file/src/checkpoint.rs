@@ -211,6 +211,28 @@ impl Progress {
         }
     }
 
+    /// Whether `path`'s committed length is in the checkpoint.
+    pub fn tracks(&self, path: &Path) -> bool {
+        self.committed.outputs.iter().any(|(p, _)| p == path)
+    }
+
+    /// FileOutput is about to write to `path`, whose length is `len`, for the first time under
+    /// this checkpoint: the length is recorded at once, before the write, so that a crash
+    /// before the commit cuts the write back.
+    pub fn track(&mut self, path: &Path, len: u64) -> Result<(), FileError> {
+        if self.tracks(path) {
+            return Ok(());
+        }
+        let mut committed = self.committed.clone();
+        committed.outputs.push((path.to_path_buf(), len));
+        self.write(&committed)?;
+        self.committed = committed;
+        if !self.next.outputs.iter().any(|(p, _)| p == path) {
+            self.next.outputs.push((path.to_path_buf(), len));
+        }
+        Ok(())
+    }
+
     /// FileOutput appended to `path`, which was `before` bytes long and is now `after`.
     pub fn wrote(&mut self, path: &Path, before: u64, after: u64) {
         self.touched.push(Touched::Wrote {
@@ -253,19 +275,24 @@ impl Progress {
                 Touched::Finished(path) => next.outputs.retain(|(p, _)| *p != path),
             }
         }
-        let b = next.encode();
-        let r = match &self.file {
-            Some(f) => f.write_all_at(&b, 0),
-            None => Err(std::io::Error::other(
-                "the checkpoint has no file (this is a bug, please report it)",
-            )),
-        }
-        .map_err(FileError::io("write", &self.path));
+        let r = self.write(&next);
         self.next = next.clone();
         if r.is_ok() {
             self.committed = next;
         }
         r
+    }
+}
+
+impl Progress {
+    fn write(&self, c: &Checkpoint) -> Result<(), FileError> {
+        match &self.file {
+            Some(f) => f.write_all_at(&c.encode(), 0),
+            None => Err(std::io::Error::other(
+                "the checkpoint has no file (this is a bug, please report it)",
+            )),
+        }
+        .map_err(FileError::io("write", &self.path))
     }
 }
 
@@ -352,6 +379,24 @@ mod tests {
         let found = found.unwrap();
         assert_eq!(found.record, 1);
         assert_eq!(found.outputs, vec![(out.clone(), 4)]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn track_records_the_length_before_the_first_write_when_nothing_committed_yet() {
+        let dir = std::env::temp_dir().join(format!("sluice-cp-track-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("in.txt");
+        let out = dir.join("out.txt");
+        std::fs::write(&out, b"before").unwrap();
+        let (mut p, _) = Progress::open(&input).unwrap();
+        p.track(&out, 6).unwrap();
+        // The process dies after the write and before the commit.
+        std::fs::write(&out, b"before+uncommitted").unwrap();
+        drop(p);
+        let (_, found) = Progress::open(&input).unwrap();
+        found.unwrap().restore_outputs();
+        assert_eq!(std::fs::read(&out).unwrap(), b"before");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

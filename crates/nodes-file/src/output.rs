@@ -397,6 +397,14 @@ impl Node for FileOutput {
             self.finish(&t)?;
             if replaced { "Replace" } else { "Create" }
         } else {
+            // Under a FileInput, the file's length before its first write is in the
+            // checkpoint before the write.
+            if let Some(p) = ctx.inv.unit_of_work.get_mut::<Progress>(Progress::KEY)
+                && !p.tracks(&transit)
+            {
+                let len = std::fs::metadata(&transit).map(|m| m.len()).unwrap_or(0);
+                p.track(&transit, len)?;
+            }
             let (before, after, created) = self.append(&transit, &body)?;
             if let Some(p) = ctx.inv.unit_of_work.get_mut::<Progress>(Progress::KEY) {
                 p.wrote(&transit, before, after);
