@@ -11,6 +11,7 @@ pub mod checkpoint;
 pub mod input;
 pub mod output;
 pub mod pattern;
+pub mod read;
 pub mod records;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use sluice_tree::{NodeId, Text, Tree, TreeError, Value, field_type};
 
 pub use input::FILE_INPUT;
 pub use output::FILE_OUTPUT;
+pub use read::FILE_READ;
 
 /// The subfolder an input file is moved into while it is processed.
 pub const TRANSIT_IN: &str = "mqsitransitin";
@@ -73,7 +75,7 @@ impl From<FileError> for NodeError {
 
 /// Register the file node types.
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
-    for s in [&FILE_INPUT, &FILE_OUTPUT] {
+    for s in [&FILE_INPUT, &FILE_OUTPUT, &FILE_READ] {
         r(s);
     }
 }

@@ -121,6 +121,15 @@ const CASES: &[ComplianceCase] = &[
         "directory: /tmp/sluice-compliance-file-output, file_name: record.xml",
         fails_with("directory: /dev/null, file_name: record.xml", XML),
     ),
+    // No such file goes to no_match; a file longer than the record limit fails.
+    case(
+        "FileRead",
+        "directory: /nonexistent/sluice-compliance, file_name: none.txt",
+        fails_with(
+            "directory: /etc, file_name: passwd, max_record_bytes: 1",
+            XML,
+        ),
+    ),
     case(
         "MQInput",
         "queue: COMPLIANCE.IN",
