@@ -347,10 +347,12 @@ impl FileInput {
     ) -> Result<Outcome, FileError> {
         let (mut progress, found) = Progress::open(path)?;
         let start = found.unwrap_or_default();
-        start.restore_outputs();
+        // A file whose End of Data committed waits only for its disposal: its outputs are as
+        // committed, and may have grown since with other files' records.
         if start.done {
             return Ok(Outcome::Done);
         }
+        start.restore_outputs();
         let mut file = std::fs::File::open(path).map_err(FileError::io("open", path))?;
         let meta = file.metadata().map_err(FileError::io("read", path))?;
         let modified = meta.modified().map(epoch_micros).unwrap_or(0);

@@ -239,3 +239,26 @@ fn file_input_refuses_a_custom_delimiter_when_none_is_given() {
     .expect("a build error");
     assert!(e[0].to_string().contains("custom_delimiter"), "{}", e[0]);
 }
+
+#[test]
+fn file_input_leaves_outputs_alone_when_resuming_a_file_whose_end_of_data_committed() {
+    let d = DataDir::new("done-outputs");
+    d.write("in/mqsitransitin/r.txt", b"1\n", 0);
+    // Another file's records went on into the output after this one's End of Data.
+    d.write("out/mqsitransit/o.txt", b"0123456789", 0);
+    let cp = sluice_nodes_file::checkpoint::Checkpoint {
+        offset: 2,
+        record: 1,
+        done: true,
+        outputs: vec![(d.path("out/mqsitransit/o.txt"), 3)],
+        ..Default::default()
+    };
+    std::fs::write(d.path("in/mqsitransitin/.r.txt.progress"), cp.encode()).unwrap();
+    let run = build(&flow("directory: in, record_detection: delimited"), &d.0);
+    let got = run.until("the archive", || d.path("in/mqsiarchive/r.txt").exists());
+    assert!(got.is_empty(), "{:?}", labels(&got));
+    assert_eq!(
+        std::fs::read(d.path("out/mqsitransit/o.txt")).unwrap(),
+        b"0123456789"
+    );
+}
