@@ -210,6 +210,11 @@ pub fn parse_hex(h: &str) -> Option<Vec<u8>> {
 }
 
 impl BuildNode for FileInputProps {
+    /// Two FileInput nodes on one folder would take each other's files.
+    fn claims(&self) -> Vec<String> {
+        vec![format!("input folder {}", self.directory)]
+    }
+
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         if self.directory.trim().is_empty() {
             return Err(ConfigError::property("directory", "must name a directory"));

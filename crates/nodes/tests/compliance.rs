@@ -126,7 +126,7 @@ const CASES: &[ComplianceCase] = &[
         "FileRead",
         "directory: /nonexistent/sluice-compliance, file_name: none.txt",
         fails_with(
-            "directory: /etc, file_name: passwd, max_record_bytes: 1",
+            "directory: ../../samples, file_name: sluice.yaml, max_record_bytes: 1",
             XML,
         ),
     ),
