@@ -3,12 +3,14 @@
 //! Every folder under the repository's `tests/esql/` is a case: `program.esql` (its first module runs),
 //! optionally `input.xml` (the XMLNSC body of the input message), and either `expected.txt`
 //! (the output Root tree, every PROPAGATE and the Environment, rendered) or `error.txt` (text
-//! the runtime or compile error must contain). Run with `BLESS=1` to write `expected.txt`.
+//! the runtime or compile error must contain); `attributes.txt` gives the host's broker
+//! attribute values (`flow=name`, one a line). Run with `BLESS=1` to write `expected.txt`.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use sluice_esql::runtime::broker::BrokerAttributes;
 use sluice_esql::runtime::{Host, Module, Program, PropagateTo, RunOptions};
 use sluice_node_api::NodeError;
 use sluice_parsers::xmlnsc;
@@ -16,6 +18,28 @@ use sluice_tree::{Message, Tree};
 
 struct Recorder {
     out: String,
+    /// The unit of work's database transaction, as a flow keeps one: committed when the case
+    /// ends well, rolled back when it fails.
+    unit: Option<(sluice_db::UnitId, Arc<sluice_db::Datasource>)>,
+}
+
+impl Recorder {
+    fn new() -> Recorder {
+        Recorder {
+            out: String::new(),
+            unit: None,
+        }
+    }
+
+    fn finish(&mut self, succeeded: bool) {
+        if let Some((unit, db)) = self.unit.take() {
+            if succeeded {
+                db.commit(unit).expect("commit");
+            } else {
+                db.rollback(unit);
+            }
+        }
+    }
 }
 
 impl Host for Recorder {
@@ -30,6 +54,28 @@ impl Host for Recorder {
         let _ = env;
         self.out
             .push_str(&format!("--- PROPAGATE {to:?}\n{:?}", msg.root));
+        Ok(())
+    }
+
+    fn join_database(&mut self, db: &Arc<sluice_db::Datasource>) -> Result<(), NodeError> {
+        if self.unit.is_none() {
+            let unit = sluice_db::UnitId::next();
+            if db
+                .begin(unit)
+                .map_err(|e| NodeError::recoverable(e.to_string()))?
+            {
+                self.unit = Some((unit, db.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    fn end_database_work(
+        &mut self,
+        _: &Arc<sluice_db::Datasource>,
+        commit: bool,
+    ) -> Result<(), NodeError> {
+        self.finish(commit);
         Ok(())
     }
 }
@@ -54,6 +100,30 @@ fn first_module(program: &Arc<Program>) -> Module {
     program.module(first).expect("module found by its own name")
 }
 
+/// The host's broker attribute values of a case, `field=value` a line.
+fn attributes(text: &str) -> BrokerAttributes {
+    let mut a = BrokerAttributes::default();
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let v = Some(v.trim().to_string());
+        match k.trim() {
+            "project" => a.project = v,
+            "queue_manager" => a.queue_manager = v,
+            "work_path" => a.work_path = v,
+            "flow" => a.flow = v,
+            "library" => a.library = v,
+            "node_label" => a.node_label = v,
+            "node_type" => a.node_type = v,
+            "data_source" => a.data_source = v,
+            "transaction" => a.transaction = v,
+            other => panic!("attributes.txt: unknown field {other}"),
+        }
+    }
+    a
+}
+
 /// Run one case and return what it produced (or the error text).
 fn run_case(dir: &Path) -> Result<String, String> {
     let src = std::fs::read_to_string(dir.join("program.esql")).map_err(|e| e.to_string())?;
@@ -63,7 +133,7 @@ fn run_case(dir: &Path) -> Result<String, String> {
     let module = first_module(&program);
     let mut msg = input_message(dir);
     let mut env = Tree::new("Environment");
-    let mut host = Recorder { out: String::new() };
+    let mut host = Recorder::new();
     let mut options = RunOptions::default();
     if dir.join("database").exists() {
         options.database =
@@ -79,14 +149,17 @@ fn run_case(dir: &Path) -> Result<String, String> {
             }
         }
     }
-    let outcome = module
-        .run(&mut msg, &mut env, &mut host, &options)
-        .map_err(|e| {
-            format!(
-                "{} (file {} line {})",
-                e, e.exception.file, e.exception.line
-            )
-        })?;
+    if let Ok(text) = std::fs::read_to_string(dir.join("attributes.txt")) {
+        options.attributes = Arc::new(attributes(&text));
+    }
+    let outcome = module.run(&mut msg, &mut env, &mut host, &options);
+    host.finish(outcome.is_ok());
+    let outcome = outcome.map_err(|e| {
+        format!(
+            "{} (file {} line {})",
+            e, e.exception.file, e.exception.line
+        )
+    })?;
     let mut out = format!("--- RESULT {:?}\n", outcome.result);
     if let Some(mut o) = outcome.output {
         let r = o.root.root();
@@ -230,7 +303,7 @@ fn compile_resolves_routines_across_files_through_path() {
         .run(
             &mut msg,
             &mut env,
-            &mut Recorder { out: String::new() },
+            &mut Recorder::new(),
             &RunOptions::default(),
         )
         .expect("runs");
@@ -268,7 +341,7 @@ fn copying_the_input_message_keeps_the_body_unparsed() {
         .run(
             &mut msg,
             &mut env,
-            &mut Recorder { out: String::new() },
+            &mut Recorder::new(),
             &RunOptions::default(),
         )
         .expect("runs");
@@ -298,7 +371,7 @@ fn runtime_error_names_file_and_line() {
         .run(
             &mut msg,
             &mut env,
-            &mut Recorder { out: String::new() },
+            &mut Recorder::new(),
             &RunOptions::default(),
         )
         .expect_err("division by zero");

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use sluice_esql::runtime::broker::BrokerAttributes;
 use sluice_esql::runtime::{ComputeMode, Module, ModuleKind, RunOptions, ScalarValue};
 use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
@@ -107,10 +108,44 @@ pub(super) fn run_options(
         }
         values.push((k.clone(), ScalarValue::from_text(v)));
     }
+    let project = b
+        .project_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let attributes = BrokerAttributes {
+        project,
+        queue_manager: b.services.queues.as_ref().map(|q| q.name().to_string()),
+        work_path: b
+            .services
+            .data_dir
+            .as_ref()
+            .map(|d| d.display().to_string()),
+        flow: Some(b.flow.to_string()),
+        library: None,
+        node_label: Some(b.label.to_string()),
+        node_type: Some(
+            match module.kind() {
+                ModuleKind::Compute => "Compute",
+                ModuleKind::Filter => "Filter",
+                ModuleKind::Database => "Database",
+            }
+            .to_string(),
+        ),
+        data_source: c.datasource.clone(),
+        transaction: Some(
+            match c.transaction {
+                Transaction::Automatic => "Automatic",
+                Transaction::Commit => "Commit",
+            }
+            .to_string(),
+        ),
+        additional_instances: None,
+    };
     Ok(RunOptions {
         mode: ComputeMode::default(),
         externals: values,
         database: super::program::database(b, c.datasource.as_deref())?,
+        attributes: Arc::new(attributes),
     })
 }
 

@@ -103,9 +103,7 @@ impl Host for CtxHost<'_, '_> {
                 self.ctx
                     .inv
                     .unit_of_work
-                    // Keyed by the datasource itself: nodes naming one file share it (the
-                    // registry gives them one), while each `:memory:` database is its own.
-                    .get_or_join(&format!("{:p}", Arc::as_ptr(db)), || {
+                    .get_or_join(&work_key(db), || {
                         let unit = UnitId::next();
                         db.begin(unit).map(|_| DatabaseWork::new(db.clone(), unit))
                     })
@@ -122,4 +120,40 @@ impl Host for CtxHost<'_, '_> {
         }
         Ok(())
     }
+
+    fn end_database_work(&mut self, db: &Arc<Datasource>, commit: bool) -> Result<(), NodeError> {
+        match self.transaction {
+            Transaction::Automatic => {
+                // The work leaves the unit of work ended; the next statement joins anew.
+                if let Some(mut work) = self
+                    .ctx
+                    .inv
+                    .unit_of_work
+                    .leave::<DatabaseWork>(&work_key(db))
+                {
+                    if commit {
+                        work.commit_now().map_err(database_error)?;
+                    } else {
+                        work.rollback_now();
+                    }
+                }
+            }
+            Transaction::Commit => {
+                if let Some((unit, db)) = self.own.take() {
+                    if commit {
+                        db.commit(unit).map_err(database_error)?;
+                    } else {
+                        db.rollback(unit);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The unit of work's key for a datasource's work: the datasource itself, so that nodes naming
+/// one file share it (the registry gives them one) while each `:memory:` database is its own.
+fn work_key(db: &Arc<Datasource>) -> String {
+    format!("{:p}", Arc::as_ptr(db))
 }

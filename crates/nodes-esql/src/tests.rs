@@ -370,3 +370,49 @@ fn propagate_to_nowhere_sends_nothing_and_minus_one_is_failure() {
     );
     assert_eq!(log, ["fail: <C>3</C>"]);
 }
+
+#[test]
+fn broker_attributes_name_the_flow_the_node_and_its_settings() {
+    let esql = "CREATE COMPUTE MODULE Who\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  SET OutputRoot.XMLNSC.W.F = MessageFlowLabel;\n  SET OutputRoot.XMLNSC.W.N = SQL.NodeLabel;\n  SET OutputRoot.XMLNSC.W.T = NodeType;\n  SET OutputRoot.XMLNSC.W.X = Transaction;\n  SET OutputRoot.XMLNSC.W.A = ApplicationLabel = ExecutionGroupLabel;\n  RETURN TRUE;\n END;\nEND MODULE;\n";
+    let log = run(
+        esql,
+        "flow: orders\nnodes:\n  s: { type: Source, body: '<a/>', wires: { out: [who] } }\n  who: { type: Compute, module: Who, wires: { out: [c] } }\n  c: { type: Capture }\n",
+    );
+    assert_eq!(
+        log,
+        ["c: <W><F>orders</F><N>who</N><T>ComIbmComputeNode</T><X>Automatic</X><A>TRUE</A></W>"]
+    );
+}
+
+const COMMIT_ROLLBACK_THEN_CHECK: &str = "CREATE DATABASE MODULE Store\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  INSERT INTO Database.t(v) VALUES('committed');\n  COMMIT;\n  INSERT INTO Database.t(v) VALUES('rolled back');\n  ROLLBACK;\n  INSERT INTO Database.t(v) VALUES(Body.O.V);\n  RETURN TRUE;\n END;\nEND MODULE;\nCREATE COMPUTE MODULE Check\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  IF InputRoot.XMLNSC.O.Fail = 'yes' THEN\n   THROW USER EXCEPTION VALUES('later node failed');\n  END IF;\n  RETURN FALSE;\n END;\nEND MODULE;\n";
+
+/// The rows of `t` after a flow whose Database node commits, rolls back, then inserts again.
+fn rows_after_commit_and_rollback(fail: &str) -> Vec<String> {
+    PREPARE.with(|p| p.set(Some(create_table_in)));
+    let rows = Mutex::new(Vec::new());
+    let flow = format!(
+        "nodes:\n  s: {{ type: Source, body: '<O><V>last</V><Fail>{fail}</Fail></O>', wires: {{ out: [d] }} }}\n  d: {{ type: Database, module: Store, datasource: db.sqlite, wires: {{ out: [c] }} }}\n  c: {{ type: Compute, module: Check }}\n"
+    );
+    run_then(COMMIT_ROLLBACK_THEN_CHECK, &flow, &|dir| {
+        let db = sluice_db::Datasource::open_file(&dir.join("db.sqlite")).expect("open db");
+        let mut got = Vec::new();
+        db.statement()
+            .expect("connection")
+            .query("SELECT v FROM t ORDER BY rowid", &[], |r| {
+                if let sluice_db::SqlValueRef::Text(t) = r.get(0)? {
+                    got.push(String::from_utf8_lossy(t).into_owned());
+                }
+                Ok::<_, sluice_db::DbError>(())
+            })
+            .expect("rows");
+        *rows.lock().unwrap_or_else(|e| e.into_inner()) = got;
+    });
+    PREPARE.with(|p| p.set(None));
+    rows.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+#[test]
+fn esql_commit_keeps_work_that_a_later_failure_rolls_back_otherwise() {
+    assert_eq!(rows_after_commit_and_rollback("yes"), ["committed"]);
+    assert_eq!(rows_after_commit_and_rollback("no"), ["committed", "last"]);
+}

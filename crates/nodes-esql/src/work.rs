@@ -19,6 +19,18 @@ impl DatabaseWork {
     }
 }
 
+impl DatabaseWork {
+    /// ESQL's COMMIT: commit the work so far, before the unit of work ends.
+    pub fn commit_now(&mut self) -> Result<(), sluice_db::DbError> {
+        self.datasource.commit(self.unit)
+    }
+
+    /// ESQL's ROLLBACK: undo the work so far, before the unit of work ends.
+    pub fn rollback_now(&mut self) {
+        self.datasource.rollback(self.unit);
+    }
+}
+
 impl Resource for DatabaseWork {
     fn commit(&mut self) -> Result<(), ResourceError> {
         self.datasource

@@ -57,6 +57,81 @@ pub fn uuid_as_blob(source: Option<&Value>) -> Result<Value, ScalarError> {
     Ok(Value::from_bytes(id.as_bytes().to_vec()))
 }
 
+/// BASE64ENCODE(s): the base64 text of a BLOB, of a CHARACTER string's UTF-8 bytes, or of a
+/// BIT string whose length is a multiple of 8.
+pub fn base64_encode(source: &Value) -> Result<Value, ScalarError> {
+    use base64::Engine as _;
+    let bytes: Vec<u8> = match source {
+        Value::Null => return Ok(Value::Null),
+        Value::Blob(b) => b.to_vec(),
+        Value::Character(c) => c.as_bytes().to_vec(),
+        Value::Bit(b) => b.to_bytes().ok_or_else(|| {
+            ScalarError::arg(
+                "BASE64ENCODE",
+                1,
+                "a BIT string must have a multiple of 8 bits",
+            )
+        })?,
+        other => {
+            return Err(ScalarError::arg(
+                "BASE64ENCODE",
+                1,
+                format!("expected BLOB, CHARACTER or BIT, not {}", other.type_name()),
+            ));
+        }
+    };
+    Ok(Value::from_string(
+        base64::engine::general_purpose::STANDARD.encode(bytes),
+    ))
+}
+
+/// BASE64DECODE(s): the bytes that base64 text (CHARACTER, or a BLOB of its UTF-8 bytes) stands
+/// for.
+pub fn base64_decode(source: &Value) -> Result<Value, ScalarError> {
+    use base64::Engine as _;
+    let text: &[u8] = match source {
+        Value::Null => return Ok(Value::Null),
+        Value::Character(c) => c.as_bytes(),
+        Value::Blob(b) => b,
+        other => {
+            return Err(ScalarError::arg(
+                "BASE64DECODE",
+                1,
+                format!("expected CHARACTER, not {}", other.type_name()),
+            ));
+        }
+    };
+    // Encoded text is often wrapped in lines (MIME); the line breaks carry nothing.
+    let compact: Vec<u8> = text
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(&compact)
+        .map(|b| Value::Blob(b.into()))
+        .map_err(|e| ScalarError::arg("BASE64DECODE", 1, format!("not base64 text: {e}")))
+}
+
+/// SLEEP(ms): waits `ms` milliseconds (none when not positive) and returns TRUE.
+pub fn sleep(ms: &Value) -> Result<Value, ScalarError> {
+    let ms = match ms {
+        Value::Null => return Ok(Value::Null),
+        Value::Integer(i) => *i,
+        other => {
+            return Err(ScalarError::arg(
+                "SLEEP",
+                1,
+                format!("expected INTEGER milliseconds, not {}", other.type_name()),
+            ));
+        }
+    };
+    if ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(ms as u64));
+    }
+    Ok(Value::Boolean(true))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +171,22 @@ mod tests {
         assert_eq!(b.len(), 16);
         assert!(uuid_as_blob(Some(&Value::from_text("nope"))).is_err());
         assert!(uuid_as_char(Some(&Value::from_bytes(vec![1u8]))).is_err());
+    }
+
+    #[test]
+    fn base64_round_trips_blobs_and_rejects_bad_text() {
+        let blob = Value::Blob(bytes::Bytes::from_static(b"Hello"));
+        let text = base64_encode(&blob).unwrap();
+        assert_eq!(text, Value::from_text("SGVsbG8="));
+        assert_eq!(base64_decode(&text).unwrap(), blob);
+        assert_eq!(base64_encode(&Value::Null).unwrap(), Value::Null);
+        assert!(base64_decode(&Value::from_text("a*b")).is_err());
+        assert!(base64_encode(&Value::Integer(1)).is_err());
+    }
+
+    #[test]
+    fn sleep_returns_true_when_given_milliseconds() {
+        assert_eq!(sleep(&Value::Integer(0)).unwrap(), Value::Boolean(true));
+        assert!(sleep(&Value::from_text("1")).is_err());
     }
 }

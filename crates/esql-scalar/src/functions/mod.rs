@@ -237,6 +237,18 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value, ScalarError> {
             arity(n, a, 0, 1)?;
             uuid_as_char(opt(0))
         }
+        "BASE64ENCODE" => {
+            arity(n, a, 1, 1)?;
+            misc::base64_encode(&a[0])
+        }
+        "BASE64DECODE" => {
+            arity(n, a, 1, 1)?;
+            misc::base64_decode(&a[0])
+        }
+        "SLEEP" => {
+            arity(n, a, 1, 1)?;
+            misc::sleep(&a[0])
+        }
         "UUIDASBLOB" => {
             arity(n, a, 0, 1)?;
             uuid_as_blob(opt(0))

@@ -28,6 +28,37 @@ const XMLNSC: &[(&str, u32)] = &[
     ("AsisElementContent", x::ASIS_ELEMENT_CONTENT),
 ];
 
+/// XMLNSC types the tree module does not name: entity definitions of an inline DTD.
+const XMLNSC_MORE: &[(&str, u32)] = &[
+    ("EntityDefinition", 0x0300_0300),
+    ("SingleEntityDefinition", 0x0300_0301),
+    ("DoubleEntityDefinition", 0x0300_0302),
+];
+
+/// The XML and XMLNS domains' names. Sluice reads both with its XMLNSC parser, so each names
+/// the XMLNSC type of the same construct (an element with children is a folder).
+const XML: &[(&str, u32)] = &[
+    ("Element", x::FOLDER),
+    ("Attribute", x::ATTRIBUTE),
+    ("attr", x::ATTRIBUTE),
+    ("Content", x::VALUE),
+    ("content", x::VALUE),
+    ("CDataSection", x::CDATA_VALUE),
+    ("AsisElementContent", x::ASIS_ELEMENT_CONTENT),
+    ("BitStream", x::BIT_STREAM),
+    ("Comment", x::COMMENT),
+    ("ProcessingInstruction", x::PROCESSING_INSTRUCTION),
+    ("pi", x::PROCESSING_INSTRUCTION),
+    ("XmlDecl", x::XML_DECLARATION),
+    ("XmlDeclaration", x::XML_DECLARATION),
+    ("Version", x::ATTRIBUTE),
+    ("Encoding", x::ATTRIBUTE),
+    ("Standalone", x::ATTRIBUTE),
+    ("NamespaceDecl", x::NAMESPACE_DECL),
+    ("DocTypeDecl", x::DOCUMENT_TYPE),
+    ("EntityReferenceStart", x::ENTITY_REFERENCE),
+];
+
 const JSON: &[(&str, u32)] = &[
     ("Object", sluice_parsers::json::field_type::OBJECT),
     ("Array", sluice_parsers::json::field_type::ARRAY),
@@ -35,28 +66,57 @@ const JSON: &[(&str, u32)] = &[
     ("Value", generic::VALUE),
 ];
 
+/// Domains whose trees hold only the generic types: name-value headers (MQRFH2 and the
+/// other MQ and HTTP headers) and the model-driven and binary domains.
+const GENERIC: &[(&str, u32)] = &[
+    ("Name", generic::NAME),
+    ("Folder", generic::NAME),
+    ("Value", generic::VALUE),
+    ("NameValue", generic::NAME_VALUE),
+    ("Field", generic::NAME_VALUE),
+];
+
+/// Every domain with field-type constants, and its table (for docs/esql-coverage.md).
+pub const DOMAINS: &[(&str, &[(&str, u32)])] = &[
+    ("XMLNSC", XMLNSC),
+    ("XMLNSC", XMLNSC_MORE),
+    ("XMLNS", XML),
+    ("XML", XML),
+    ("JSON", JSON),
+    ("MQRFH2", GENERIC),
+    ("MQRFH2C", GENERIC),
+    ("MRM", GENERIC),
+    ("DFDL", GENERIC),
+    ("MIME", GENERIC),
+    ("SOAP", GENERIC),
+    ("BLOB", GENERIC),
+];
+
 /// The value of `Domain.Type` (case-insensitive on the type name, as the product's toolkit
 /// accepts either spelling).
 pub fn qualified(domain: &str, name: &str) -> Option<u32> {
-    let table = match domain.to_ascii_uppercase().as_str() {
-        "XMLNSC" | "XMLNS" | "XML" => XMLNSC,
-        "JSON" => JSON,
-        _ => return None,
-    };
-    table
+    let domain = domain.to_ascii_uppercase();
+    DOMAINS
         .iter()
+        .filter(|(d, _)| *d == domain)
+        .flat_map(|(_, table)| table.iter())
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
         .map(|(_, v)| *v)
 }
 
+/// The generic types, usable without a domain.
+pub const GENERIC_NAMES: &[(&str, u32)] = &[
+    ("Name", generic::NAME),
+    ("Value", generic::VALUE),
+    ("NameValue", generic::NAME_VALUE),
+];
+
 /// The generic types `Name`, `Value`, `NameValue`.
 pub fn generic(name: &str) -> Option<u32> {
-    match name {
-        "Name" => Some(generic::NAME),
-        "Value" => Some(generic::VALUE),
-        "NameValue" => Some(generic::NAME_VALUE),
-        _ => None,
-    }
+    GENERIC_NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
 }
 
 /// Whether an element of type `actual` matches a step qualified with `wanted`. The

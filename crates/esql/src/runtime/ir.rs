@@ -159,6 +159,7 @@ pub enum TreeFn {
     FieldType,
     FieldValue,
     Cardinality,
+    Singular,
     SameField,
     LastMove,
     BitStream,
@@ -219,6 +220,8 @@ pub enum Ex {
         alias: VarAddr,
         predicate: Box<Ex>,
     },
+    /// `(list)[n]`, from 1.
+    Index(Box<Ex>, Box<Ex>),
     /// `(a - b) DAY TO SECOND`.
     IntervalOf {
         expr: Box<Ex>,
@@ -248,6 +251,8 @@ pub enum Ex {
     },
     /// A column of the database table being queried or changed.
     Column(String),
+    /// A broker attribute whose value the node running the module gives.
+    Broker(super::broker::BrokerAttr),
     /// `EVAL(text)`: the text compiles as an expression in the scope of EVAL site `.0`.
     Eval(u32, Box<Ex>),
 }
@@ -419,6 +424,12 @@ pub enum Sk {
     Propagate(Box<PropagateIr>),
     Throw(Box<EventIr>),
     Resignal,
+    /// `COMMIT` (`commit`) or `ROLLBACK` of the node's database work so far; `datasource` is
+    /// the data source the statement names, checked against the node's.
+    EndWork {
+        commit: bool,
+        datasource: Option<Ex>,
+    },
     Call {
         routine: usize,
         args: Vec<Ex>,

@@ -8,6 +8,7 @@
 
 // `NodeError` is the node API's error type, returned by value across the whole workspace.
 
+pub mod broker;
 mod compile;
 mod convert;
 mod dynamic;
@@ -243,6 +244,14 @@ pub trait Host {
         let _ = db;
         Ok(())
     }
+
+    /// ESQL's COMMIT (`commit`) or ROLLBACK: end the transaction that [`Host::join_database`]
+    /// began on `db`, so that the next statement begins another. The default has nothing to
+    /// end: without a unit of work each statement committed as it ran.
+    fn end_database_work(&mut self, db: &Arc<Datasource>, commit: bool) -> Result<(), NodeError> {
+        let _ = (db, commit);
+        Ok(())
+    }
 }
 
 /// A host for modules that never propagate (tests, Filter and Database modules).
@@ -269,6 +278,8 @@ pub struct RunOptions {
     pub externals: Vec<(String, ScalarValue)>,
     /// The node's database (its `datasource`).
     pub database: Option<Arc<Datasource>>,
+    /// What the node knows of its server, flow and itself, for the broker attributes.
+    pub attributes: Arc<broker::BrokerAttributes>,
 }
 
 /// What belongs to one deployed node rather than to the program: the EVAL texts it compiled
@@ -348,6 +359,7 @@ impl Module {
             options.mode,
             options.database.as_ref(),
             &options.externals,
+            &options.attributes,
         )
     }
 }

@@ -230,6 +230,32 @@ impl<'a> Lexer<'a> {
     }
 
     fn number(&mut self, m: Mark) {
+        // `0xFF00000000`: a hexadecimal INTEGER, up to 64 bits.
+        if self.peek(0) == b'0'
+            && matches!(self.peek(1), b'x' | b'X')
+            && self.peek(2).is_ascii_hexdigit()
+        {
+            self.bump();
+            self.bump();
+            while self.peek(0).is_ascii_hexdigit() {
+                self.bump();
+            }
+            let text = self.src[m.pos..self.pos].to_string();
+            if text.len() > 18 || self.peek(0).is_ascii_alphanumeric() || self.peek(0) == b'_' {
+                while self.peek(0).is_ascii_alphanumeric() || self.peek(0) == b'_' {
+                    self.bump();
+                }
+                let text = self.src[m.pos..self.pos].to_string();
+                self.error(
+                    m,
+                    format!("malformed number `{text}`: a hexadecimal INTEGER has up to 16 digits"),
+                );
+                self.push(TokenKind::Int("0".to_string()), m);
+                return;
+            }
+            self.push(TokenKind::Int(text), m);
+            return;
+        }
         while self.peek(0).is_ascii_digit() {
             self.bump();
         }

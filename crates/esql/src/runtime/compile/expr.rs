@@ -170,6 +170,9 @@ impl Cx<'_> {
                     predicate: Box::new(p),
                 }
             }
+            ExprKind::Index { base, index } => {
+                Ex::Index(Box::new(self.expr(base)), Box::new(self.expr(index)))
+            }
             ExprKind::IntervalOf { expr, qualifier } => Ex::IntervalOf {
                 expr: Box::new(self.expr(expr)),
                 qualifier: *qualifier,
@@ -320,6 +323,7 @@ impl Cx<'_> {
             "FIELDTYPE" => Some(TreeFn::FieldType),
             "FIELDVALUE" => Some(TreeFn::FieldValue),
             "CARDINALITY" => Some(TreeFn::Cardinality),
+            "SINGULAR" => Some(TreeFn::Singular),
             "SAMEFIELD" => Some(TreeFn::SameField),
             "LASTMOVE" => Some(TreeFn::LastMove),
             "BITSTREAM" => Some(TreeFn::BitStream),
@@ -345,7 +349,10 @@ impl Cx<'_> {
             }
             _ => {
                 if compiled.iter().all(|c| matches!(c, Ex::Const(_)))
-                    && !matches!(upper.as_str(), "RAND" | "UUIDASCHAR" | "UUIDASBLOB")
+                    && !matches!(
+                        upper.as_str(),
+                        "RAND" | "UUIDASCHAR" | "UUIDASBLOB" | "SLEEP"
+                    )
                     && !upper.starts_with("CURRENT_")
                     && upper != "LOCAL_TIMEZONE"
                 {

@@ -332,7 +332,8 @@ pub(crate) fn literal(l: &ast::Literal) -> Result<Value, String> {
         ast::Literal::Integer(d) => {
             let t = d.replace('_', "");
             let parsed = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-                i64::from_str_radix(h, 16).ok()
+                // Sixteen digits are the 64 bits of the INTEGER, sign bit included.
+                u64::from_str_radix(h, 16).ok().map(|u| u as i64)
             } else {
                 t.parse::<i64>().ok()
             };

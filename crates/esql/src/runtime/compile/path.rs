@@ -7,7 +7,7 @@ use super::scope::Binding;
 use crate::runtime::ir::{
     Ex, Head, IndexIr, NameMatch, NsMatch, Path, Step, TypeMatch, VarKind, trees,
 };
-use crate::runtime::{field_types, mq_constants};
+use crate::runtime::{broker, field_types, mq_constants};
 use crate::syntax::ast::{self, FieldRef, ModuleKind, NameSpec, NamespaceSpec, PathStep};
 
 /// Options of ASBITSTREAM and PARSE, and other bare words the product defines as constants.
@@ -30,6 +30,15 @@ const WORD_CONSTANTS: &[(&str, i64)] = &[
     ("ParseImmediate", 0x80),
     ("ParseOnDemand", 0),
 ];
+
+/// The broker attribute `name`: a constant when the whole process has one value for it.
+pub(super) fn broker_attribute(name: &str) -> Option<Ex> {
+    let spec = broker::lookup(name)?;
+    Some(match spec.source {
+        broker::Source::Constant(f) => Ex::Const(f()),
+        broker::Source::Node(a) => Ex::Broker(a),
+    })
+}
 
 impl Cx<'_> {
     /// The tree root a correlation name stands for in this kind of module.
@@ -100,6 +109,9 @@ impl Cx<'_> {
                             if let Some(v) = mq_constants::value(name) {
                                 return Ex::Const(v);
                             }
+                            if let Some(e) = broker_attribute(name) {
+                                return e;
+                            }
                             if !self.db_alias.is_empty() {
                                 return Ex::Column(name.to_string());
                             }
@@ -111,9 +123,16 @@ impl Cx<'_> {
                 && self.lookup(name).is_none()
                 && self.correlation(name).is_none()
                 && let Some(t) = Self::is_plain(&r.steps[1])
-                && let Some(v) = field_types::qualified(name, &t.name)
             {
-                return Ex::Const(Value::Integer(v as i64));
+                if let Some(v) = field_types::qualified(name, &t.name) {
+                    return Ex::Const(Value::Integer(v as i64));
+                }
+                // `SQL.BrokerName` reaches the attribute that a variable of its name hides.
+                if name == "SQL"
+                    && let Some(e) = broker_attribute(&t.name)
+                {
+                    return e;
+                }
             }
         }
         match self.path(r) {

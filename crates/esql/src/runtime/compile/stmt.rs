@@ -70,6 +70,18 @@ impl Cx<'_> {
             });
         }
         if let Some(id) = r.head()
+            && self.lookup(&id.name).is_none()
+            && self.correlation(&id.name).is_none()
+            && (r.steps.len() == 1 && crate::runtime::broker::lookup(&id.name).is_some()
+                || r.steps.len() == 2 && id.name == "SQL")
+        {
+            self.err(
+                id.span,
+                "Cannot assign to a symbolic constant: broker attributes are read-only",
+            );
+            return None;
+        }
+        if let Some(id) = r.head()
             && let Some(Binding::Const(_)) = self.lookup(&id.name)
         {
             self.err(
@@ -445,6 +457,13 @@ impl Cx<'_> {
             }
             StmtKind::Throw(c) => Sk::Throw(Box::new(self.event(c))),
             StmtKind::Resignal => Sk::Resignal,
+            StmtKind::EndWork { commit, datasource } => Sk::EndWork {
+                commit: *commit,
+                datasource: datasource.as_ref().map(|e| match database_name(e) {
+                    Some(name) => Ex::Const(Value::from_text(&name)),
+                    None => self.expr(e),
+                }),
+            },
             StmtKind::Call(c) => match self.index.find(self.file, self.module, &c.name) {
                 Some(r) => {
                     let args = c.args.iter().map(|e| self.expr(e)).collect();
@@ -554,5 +573,13 @@ impl Cx<'_> {
             states,
             body: Box::new(self.stmt(&h.body)),
         }
+    }
+}
+
+/// The data source a COMMIT or ROLLBACK names as `Database.DSN`.
+fn database_name(e: &crate::syntax::ast::Expr) -> Option<String> {
+    match &e.kind {
+        crate::syntax::ast::ExprKind::Field(r) => r.database_name(),
+        _ => None,
     }
 }

@@ -82,6 +82,49 @@ impl<'a> Exec<'a> {
         Ok(db.statement()?)
     }
 
+    /// COMMIT or ROLLBACK: end the node's database work so far. A statement that names a data
+    /// source other than the node's fails, as the node has no other.
+    pub(super) fn end_work(
+        &mut self,
+        frame: &mut Frame,
+        commit: bool,
+        datasource: Option<&Ex>,
+    ) -> R<()> {
+        let word = if commit { "COMMIT" } else { "ROLLBACK" };
+        let Some(db) = self.db else {
+            return Err(RtError::new(
+                ExceptionKind::Database,
+                2321,
+                "D00000",
+                format!("{word}: this node has no database: set its `datasource` property"),
+            ));
+        };
+        if let Some(e) = datasource {
+            let named = self.scalar(frame, e)?;
+            let named = crate::runtime::convert::text(&named);
+            if named != db.name() {
+                return Err(RtError::new(
+                    ExceptionKind::Database,
+                    2321,
+                    "D00000",
+                    format!(
+                        "{word} names data source `{named}`, but this node's datasource is `{}`",
+                        db.name()
+                    ),
+                ));
+            }
+        }
+        if self.db_joined {
+            self.db_joined = false;
+            self.host.end_database_work(db, commit).map_err(|e| {
+                let mut r = RtError::new(ExceptionKind::Database, 2321, "D00000", "");
+                r.exception = e.exception;
+                r
+            })?;
+        }
+        Ok(())
+    }
+
     /// Run a query and read its rows into a new tree: one `Row` per row, one field per column
     /// (plus the hidden `rowid` when asked for).
     fn query_rows(&mut self, sql: &str, params: &[SqlValue]) -> R<Vec<Loc>> {

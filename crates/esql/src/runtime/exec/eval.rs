@@ -290,6 +290,28 @@ impl<'a> Exec<'a> {
                 })
             }
             Ex::Select(s) => self.select(frame, s)?,
+            Ex::Index(base, index) => {
+                let n = match self.scalar(frame, index)? {
+                    Value::Integer(n) => n,
+                    Value::Null => return Ok(RtVal::S(Value::Null)),
+                    other => {
+                        return Err(RtError::general(format!(
+                            "an index must be an INTEGER, not {}",
+                            other.type_name()
+                        )));
+                    }
+                };
+                match self.eval(frame, base)? {
+                    RtVal::L(items) => usize::try_from(n)
+                        .ok()
+                        .and_then(|n| n.checked_sub(1))
+                        .and_then(|i| items.into_iter().nth(i))
+                        .unwrap_or(RtVal::S(Value::Null)),
+                    // A single value is a list of one.
+                    one if n == 1 => one,
+                    _ => RtVal::S(Value::Null),
+                }
+            }
             Ex::The(x) => match self.eval(frame, x)? {
                 RtVal::L(items) => items.into_iter().next().unwrap_or(RtVal::S(Value::Null)),
                 other => other,
@@ -365,6 +387,7 @@ impl<'a> Exec<'a> {
                 ));
             }
             Ex::Niladic(n) => RtVal::S(self.niladic(*n)?),
+            Ex::Broker(a) => RtVal::S(self.attributes.value(*a)),
             Ex::Builtin(name, args) => {
                 RtVal::S(self.with_args(frame, args, |vals| scalar::call(name, vals))?)
             }
@@ -597,14 +620,21 @@ impl<'a> Exec<'a> {
             return Err(RtError::general("missing argument"));
         };
         Ok(RtVal::S(match f {
-            TreeFn::Cardinality => Value::Integer(match every(first) {
-                Some(p) => self.with_all(frame, p, |_, _, items| Ok(items.len()))?,
-                None => match self.eval(frame, first)? {
-                    RtVal::L(items) => items.len(),
-                    RtVal::F(_) => 1,
-                    RtVal::S(_) => 0,
-                },
-            } as i64),
+            TreeFn::Cardinality | TreeFn::Singular => {
+                let n = match every(first) {
+                    Some(p) => self.with_all(frame, p, |_, _, items| Ok(items.len()))?,
+                    None => match self.eval(frame, first)? {
+                        RtVal::L(items) => items.len(),
+                        RtVal::F(_) => 1,
+                        RtVal::S(_) => 0,
+                    },
+                };
+                if f == TreeFn::Singular {
+                    Value::Boolean(n == 1)
+                } else {
+                    Value::Integer(n as i64)
+                }
+            }
             TreeFn::LastMove => {
                 let addr = match first {
                     Ex::Var(a) => Some(*a),

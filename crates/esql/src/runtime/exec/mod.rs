@@ -174,6 +174,7 @@ pub(crate) struct Exec<'a> {
     pub db_joined: bool,
     pub db_row: Option<Loc>,
     pub externals: &'a [(String, Value)],
+    pub attributes: &'a super::broker::BrokerAttributes,
     /// Where each shared scope's ROW trees sit among `trees`.
     pub shared_base: [Option<u32>; 2],
     /// How many routine calls are active.
@@ -219,6 +220,7 @@ impl<'a> Exec<'a> {
         mode: ComputeMode,
         db: Option<&'a std::sync::Arc<super::Datasource>>,
         externals: &'a [(String, Value)],
+        attributes: &'a super::broker::BrokerAttributes,
     ) -> Result<Outcome, NodeError> {
         let m = &prog.modules[module];
         let compute = m.kind == crate::syntax::ast::ModuleKind::Compute;
@@ -250,6 +252,7 @@ impl<'a> Exec<'a> {
             db_joined: false,
             db_row: None,
             externals,
+            attributes,
             shared_base: [None, None],
             depth: 0,
             stack_base: 0,

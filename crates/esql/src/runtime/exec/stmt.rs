@@ -286,6 +286,9 @@ impl<'a> Exec<'a> {
                 }
                 return Err(e);
             }
+            Sk::EndWork { commit, datasource } => {
+                self.end_work(frame, *commit, datasource.as_ref())?;
+            }
             Sk::Resignal => {
                 return Err(self
                     .caught

@@ -252,6 +252,11 @@ pub enum ExprKind {
         alias: Ident,
         predicate: Box<Expr>,
     },
+    /// `(expr)[n]`: the n-th item (from 1) of a list such as a SELECT's result.
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
     /// `(expr) unit [TO unit]`: a date-time difference as an interval.
     IntervalOf {
         expr: Box<Expr>,

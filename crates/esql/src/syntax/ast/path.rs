@@ -19,6 +19,21 @@ impl FieldRef {
             _ => None,
         }
     }
+
+    /// `Database.DSN` (or `Database.a.b`) naming a data source: the names after `Database`.
+    pub fn database_name(&self) -> Option<String> {
+        if self.head()?.name != "Database" || self.steps.len() < 2 {
+            return None;
+        }
+        let mut parts = Vec::new();
+        for s in &self.steps[1..] {
+            match (&s.name, &s.type_qualifier, &s.namespace, &s.index) {
+                (NameSpec::Ident(id), None, None, None) => parts.push(id.name.as_str()),
+                _ => return None,
+            }
+        }
+        Some(parts.join("."))
+    }
 }
 
 /// One step of a field reference.

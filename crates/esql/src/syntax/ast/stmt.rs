@@ -257,6 +257,11 @@ pub enum StmtKind {
         values: Vec<Expr>,
     },
     Update(Update),
+    /// `COMMIT` or `ROLLBACK`, optionally naming the data source.
+    EndWork {
+        commit: bool,
+        datasource: Option<Expr>,
+    },
     DeleteFrom {
         table: FieldRef,
         alias: Option<Ident>,

@@ -46,6 +46,8 @@ const DOMAINS: &[&str] = &[
     "JMSMap",
     "JMSStream",
     "IDOC",
+    "MQRFH2",
+    "MQRFH2C",
 ];
 
 /// The correlation names a module of `kind` can use.

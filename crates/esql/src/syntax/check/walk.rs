@@ -55,6 +55,10 @@ fn distance(a: &str, b: &str) -> usize {
 }
 
 impl Checker {
+    fn names_database(e: &Expr) -> bool {
+        matches!(&e.kind, ExprKind::Field(r) if r.database_name().is_some())
+    }
+
     pub fn into_problems(self) -> Vec<(Span, String)> {
         self.problems
     }
@@ -405,6 +409,14 @@ impl Checker {
             }
             StmtKind::Throw(c) | StmtKind::Log { clauses: c, .. } => self.event(c),
             StmtKind::Resignal => {}
+            StmtKind::EndWork { datasource, .. } => {
+                // `COMMIT Database.DSN` names a data source, not a field.
+                if let Some(e) = datasource
+                    && !Self::names_database(e)
+                {
+                    self.expr(e);
+                }
+            }
             StmtKind::Call(c) => {
                 for a in &c.args {
                     self.expr(a);
@@ -645,6 +657,10 @@ impl Checker {
             ExprKind::Literal(_) | ExprKind::Niladic(_) => {}
             ExprKind::Field(r) => self.field_ref(r),
             ExprKind::Unary { expr, .. } | ExprKind::Is { expr, .. } => self.expr(expr),
+            ExprKind::Index { base, index } => {
+                self.expr(base);
+                self.expr(index);
+            }
             ExprKind::The(x) | ExprKind::Exists(x) | ExprKind::IntervalOf { expr: x, .. } => {
                 self.expr(x)
             }

@@ -133,7 +133,9 @@ impl Parser<'_> {
                 }
             }
             "COUNT" | "SUM" | "MAX" | "MIN" if next_is_paren => self.aggregate(&upper)?,
-            w if super::is_reserved(w) => return Err(self.unexpected("an expression")),
+            w if super::is_reserved(w) && !super::is_name_keyword(w) => {
+                return Err(self.unexpected("an expression"));
+            }
             _ => return self.path_or_call(),
         };
         Ok(Expr {
@@ -173,7 +175,7 @@ impl Parser<'_> {
     /// A field reference, or a call when a plain (possibly dotted) name meets `(`.
     fn path_or_call(&mut self) -> PResult<Expr> {
         let start = self.span();
-        let head = self.ident()?;
+        let head = self.name_ident()?;
         let path = self.field_ref_from(head)?;
         if self.at(&TokenKind::LParen) {
             let plain = path

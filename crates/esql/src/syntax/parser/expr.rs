@@ -313,10 +313,23 @@ impl Parser<'_> {
                     });
                 }
                 // Keep the parentheses in the span so diagnostics point at what was written.
-                Ok(Expr {
+                let mut e = Expr {
                     kind: inner.kind,
                     span: self.since(start),
-                })
+                };
+                // `(SELECT …)[1]`: the product indexes a parenthesised list.
+                while self.eat(&TokenKind::LBracket) {
+                    let index = self.expr()?;
+                    self.expect(&TokenKind::RBracket)?;
+                    e = Expr {
+                        kind: ExprKind::Index {
+                            base: Box::new(e),
+                            index: Box::new(index),
+                        },
+                        span: self.since(start),
+                    };
+                }
+                Ok(e)
             }
             TokenKind::Word(_) | TokenKind::QuotedIdent(_) => self.word_primary(),
             _ => Err(self.unexpected("an expression")),

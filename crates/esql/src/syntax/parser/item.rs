@@ -267,7 +267,7 @@ impl Parser<'_> {
         if mode.is_some() {
             self.advance();
         }
-        let name = self.ident()?;
+        let name = self.name_ident()?;
         let constant = self.eat_kw("CONSTANT");
         let ty = self.type_spec()?;
         let constant = constant || self.eat_kw("CONSTANT");
@@ -300,9 +300,9 @@ impl Parser<'_> {
 
     pub(crate) fn declare(&mut self) -> PResult<Declare> {
         let start = self.expect_kw("DECLARE")?;
-        let mut names = vec![self.ident()?];
+        let mut names = vec![self.name_ident()?];
         while self.eat(&TokenKind::Comma) {
-            names.push(self.ident()?);
+            names.push(self.name_ident()?);
         }
         let modifier = match self.word_upper().as_deref() {
             Some("CONSTANT") => Some(DeclareModifier::Constant),

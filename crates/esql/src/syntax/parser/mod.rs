@@ -124,6 +124,15 @@ pub(crate) fn is_reserved(word: &str) -> bool {
     RESERVED.iter().any(|r| r.eq_ignore_ascii_case(word))
 }
 
+/// Words Sluice keeps from names where they would be ambiguous, but which the product does not
+/// reserve: where a name must stand (a declaration, the start of a field reference or of an
+/// operand) they are names, as in `DECLARE end INTEGER;` and `SET x = end - start;`.
+const NAME_KEYWORDS: &[&str] = &["END", "ESCAPE", "TO", "OF", "INTO", "VALUES", "UNTIL", "DO"];
+
+pub(crate) fn is_name_keyword(word: &str) -> bool {
+    NAME_KEYWORDS.iter().any(|r| r.eq_ignore_ascii_case(word))
+}
+
 pub(crate) struct Parser<'a> {
     src: &'a str,
     tokens: Vec<Token>,
@@ -328,6 +337,21 @@ impl Parser<'_> {
                 })
             }
             _ => Err(self.unexpected("a name")),
+        }
+    }
+
+    /// A name where nothing else can stand: also the keywords the product leaves unreserved.
+    pub(crate) fn name_ident(&mut self) -> PResult<Ident> {
+        match self.kind().clone() {
+            TokenKind::Word(w) if is_name_keyword(&w) => {
+                let span = self.advance().span;
+                Ok(Ident {
+                    name: w,
+                    quoted: false,
+                    span,
+                })
+            }
+            _ => self.ident(),
         }
     }
 

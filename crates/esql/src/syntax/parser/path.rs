@@ -9,7 +9,7 @@ use crate::syntax::token::TokenKind;
 impl Parser<'_> {
     /// A field reference starting with an identifier: `InputRoot.XMLNSC.a[1].*:b`.
     pub(crate) fn field_ref(&mut self) -> PResult<FieldRef> {
-        let head = self.ident()?;
+        let head = self.name_ident()?;
         self.field_ref_from(head)
     }
 

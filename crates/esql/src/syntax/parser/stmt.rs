@@ -144,6 +144,18 @@ impl Parser<'_> {
             "PASSTHRU" => self.passthru_stmt()?,
             "INSERT" => self.insert_stmt()?,
             "UPDATE" => self.update_stmt()?,
+            "COMMIT" | "ROLLBACK" => {
+                self.advance();
+                let datasource = if self.at(&TokenKind::Semi) {
+                    None
+                } else {
+                    Some(self.expr()?)
+                };
+                StmtKind::EndWork {
+                    commit: word == "COMMIT",
+                    datasource,
+                }
+            }
             _ => return Err(self.unexpected("a statement")),
         };
         Ok(Stmt {
