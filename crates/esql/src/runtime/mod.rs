@@ -11,6 +11,7 @@
 pub mod broker;
 mod compile;
 mod convert;
+pub mod coverage;
 mod dynamic;
 mod exec;
 mod fast;

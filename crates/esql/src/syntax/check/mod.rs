@@ -5,7 +5,7 @@
 //! The checks are deliberately conservative: a name that could be declared in another
 //! file of the same schema (resolved at deploy) is never reported.
 
-mod names;
+pub(crate) mod names;
 mod scope;
 mod walk;
 
