@@ -18,6 +18,7 @@ mod fast;
 mod field_types;
 mod ir;
 mod mq_constants;
+pub mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -365,19 +366,35 @@ impl Module {
     }
 }
 
-/// `sluice esql check`: compile the files (directories: every `*.esql` below) together and
-/// print `PATH: ok` or each problem as `PATH:LINE:COL: error: MESSAGE` plus excerpt.
+/// `sluice esql check`: compile the files (directories: every `*.esql` below) and print
+/// `PATH: ok` or each problem as `PATH:LINE:COL: error: MESSAGE` plus excerpt. In a directory,
+/// each ACE application or library (a folder with `.project` and `application.descriptor` or
+/// `library.descriptor`) and each Sluice project (a folder with `sluice.yaml`) compiles on its
+/// own, an application with the libraries its `.project` references; the other files compile
+/// together.
 pub fn check_paths(paths: &[PathBuf]) -> (String, bool) {
-    let mut files = Vec::new();
+    let mut groups: Vec<Vec<PathBuf>> = Vec::new();
+    let mut loose = Vec::new();
+    let mut all = Vec::new();
     for p in paths {
         if p.is_dir() {
-            collect_esql(p, &mut files);
+            let ws = workspace::discover(p);
+            for ns in &ws.namespaces {
+                all.extend(ns.files.iter().cloned());
+                groups.push(ws.visible(ns));
+            }
+            all.extend(ws.loose.iter().cloned());
+            loose.extend(ws.loose);
         } else {
-            files.push(p.clone());
+            all.push(p.clone());
+            loose.push(p.clone());
         }
     }
+    if !loose.is_empty() {
+        groups.push(loose);
+    }
     let mut out = String::new();
-    let sources = match read_all(&files) {
+    let sources = match read_all(&all) {
         Ok(s) => s,
         Err(errors) => {
             for e in errors {
@@ -387,20 +404,35 @@ pub fn check_paths(paths: &[PathBuf]) -> (String, bool) {
             return (out, false);
         }
     };
-    let errors = match Program::compile(&sources) {
-        Ok(_) => Vec::new(),
-        Err(e) => e,
+    let source_of = |p: &PathBuf| {
+        let key = p.display().to_string();
+        sources.iter().find(|(k, _)| *k == key).cloned()
     };
+    // A library's problems show once, though every application that references it compiles it.
+    let mut errors: Vec<(String, String)> = Vec::new();
+    for g in &groups {
+        let files: Vec<(String, String)> = g.iter().filter_map(source_of).collect();
+        if let Err(es) = Program::compile(&files) {
+            for e in es {
+                let path = e.path().unwrap_or_default().to_string();
+                let text = e.render();
+                if !errors.iter().any(|(_, t)| *t == text) {
+                    errors.push((path, text));
+                }
+            }
+        }
+    }
     for (path, _) in &sources {
-        let mine: Vec<&EsqlError> = errors
+        let mine: Vec<&str> = errors
             .iter()
-            .filter(|e| e.path() == Some(path.as_str()))
+            .filter(|(p, _)| p == path)
+            .map(|(_, t)| t.as_str())
             .collect();
         if mine.is_empty() {
             out.push_str(&format!("{path}: ok\n"));
         } else {
             for e in mine {
-                out.push_str(&e.render());
+                out.push_str(e);
                 out.push('\n');
             }
         }
