@@ -43,7 +43,8 @@ impl Parser<'_> {
                 while self.eat(&TokenKind::Comma) {
                     names.push(self.qualified_name()?);
                 }
-                self.expect(&TokenKind::Semi)?;
+                // The product accepts a PATH clause without its `;`.
+                self.eat(&TokenKind::Semi);
                 Ok(names)
             })();
             match r {
@@ -192,7 +193,7 @@ impl Parser<'_> {
 
     fn routine_inner(&mut self, start: Span, kind: RoutineKind) -> PResult<Routine> {
         self.advance();
-        let name = self.ident()?;
+        let name = self.name_ident()?;
         self.expect(&TokenKind::LParen)?;
         let mut params = Vec::new();
         if !self.eat(&TokenKind::RParen) {

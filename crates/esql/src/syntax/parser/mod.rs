@@ -365,7 +365,7 @@ impl Parser<'_> {
 
     /// `a.b.c`.
     pub(crate) fn qualified_name(&mut self) -> PResult<QualifiedName> {
-        let first = self.ident()?;
+        let first = self.name_ident()?;
         let start = first.span;
         let mut parts = vec![first];
         while self.at(&TokenKind::Dot) {
