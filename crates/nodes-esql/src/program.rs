@@ -82,6 +82,13 @@ pub fn module(b: &BuildContext, name: &str, kind: ModuleKind) -> Result<Module, 
             format!("modules found: {}", known.join(", "))
         })
     })?;
+    if !m.has_main() {
+        return Err(ConfigError::property(
+            "module",
+            format!("module `{name}` has no Main function"),
+        )
+        .with_hint("add CREATE FUNCTION Main() RETURNS BOOLEAN to the module"));
+    }
     if m.kind() != kind {
         return Err(ConfigError::property(
             "module",

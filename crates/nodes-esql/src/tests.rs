@@ -416,3 +416,36 @@ fn esql_commit_keeps_work_that_a_later_failure_rolls_back_otherwise() {
     assert_eq!(rows_after_commit_and_rollback("yes"), ["committed"]);
     assert_eq!(rows_after_commit_and_rollback("no"), ["committed", "last"]);
 }
+
+#[test]
+fn a_module_without_main_is_a_build_error_only_for_the_node_that_runs_it() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("sluice-esql-nodes-nomain-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("esql")).expect("dir");
+    std::fs::write(
+        dir.join("esql/a.esql"),
+        "CREATE COMPUTE MODULE Helpers\n CREATE FUNCTION Twice(IN x INTEGER) RETURNS INTEGER BEGIN RETURN x * 2; END;\nEND MODULE;\nCREATE COMPUTE MODULE Runs\n CREATE FUNCTION Main() RETURNS BOOLEAN BEGIN RETURN TRUE; END;\nEND MODULE;\n",
+    )
+    .expect("write");
+    let mut r = Registry::new();
+    r.register(&SOURCE);
+    super::register(&mut |s| r.register(s));
+    let build = |module: &str| {
+        let def = load_flow(
+            "t.yaml",
+            &format!("nodes:\n  s: {{ type: Source, body: '<a/>', wires: {{ out: [c] }} }}\n  c: {{ type: Compute, module: {module} }}\n"),
+            &r,
+        )
+        .unwrap_or_else(|e| panic!("{}", e[0]));
+        Flow::build(&def, &dir, &Services::none())
+            .err()
+            .map(|e| e[0].to_string())
+    };
+    assert_eq!(build("Runs"), None);
+    let err = build("Helpers").unwrap_or_default();
+    assert!(
+        err.contains("module `Helpers` has no Main function"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -321,6 +321,11 @@ impl Module {
         &self.program.compiled.modules[self.index].name
     }
 
+    /// Whether the module has the `Main` function a node runs.
+    pub fn has_main(&self) -> bool {
+        self.program.compiled.modules[self.index].main.is_some()
+    }
+
     pub fn kind(&self) -> ModuleKind {
         self.program.compiled.modules[self.index].kind
     }

@@ -256,10 +256,18 @@ pub(crate) fn compile(
                 globals = cx.globals;
             }
         }
-        let main = index
-            .routines
-            .iter()
-            .position(|r| r.module == Some(mi) && r.name == "Main");
+        // The product finds `main()` as well as `Main()`: IBM's own pattern code writes it so.
+        let in_module = |exact: bool| {
+            index.routines.iter().position(|r| {
+                r.module == Some(mi)
+                    && if exact {
+                        r.name == "Main"
+                    } else {
+                        r.name.eq_ignore_ascii_case("Main")
+                    }
+            })
+        };
+        let main = in_module(true).or_else(|| in_module(false));
         out.modules.push(ModuleIr {
             name: m.name.name.clone(),
             schema: schema.clone(),
@@ -301,8 +309,10 @@ pub(crate) fn compile(
 
     for (mi, m) in out.modules.iter().enumerate() {
         let (fi, am) = module_names[mi];
+        // A module without Main is an error only for a node that runs it (Module::has_main):
+        // workspaces keep such modules as libraries of helpers.
         let problem = match m.main {
-            None => Some(format!("module `{}` has no Main function", m.name)),
+            None => None,
             Some(i) if !out.routines[i].params.is_empty() => {
                 Some("Main must take no parameters".to_string())
             }

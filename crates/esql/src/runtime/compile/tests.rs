@@ -120,17 +120,30 @@ fn builtins_become_direct_calls() {
 }
 
 #[test]
-fn module_without_main_is_an_error() {
+fn module_without_main_compiles_and_says_so() {
     let src = "CREATE COMPUTE MODULE M\n CREATE FUNCTION Other() RETURNS BOOLEAN BEGIN RETURN TRUE; END;\nEND MODULE;\n";
     let ast = crate::syntax::parse(src).unwrap_or_else(|d| panic!("{d:?}"));
     let files = vec![super::SourceFile {
         path: "t.esql".into(),
         src: src.into(),
     }];
-    let errs = super::compile(files, vec![ast]).err().unwrap_or_default();
-    assert_eq!(errs.len(), 1);
-    assert!(errs[0].1.message.contains("no Main"), "{:?}", errs[0]);
-    assert_eq!((errs[0].1.line, errs[0].1.col), (1, 23));
+    let c = super::compile(files, vec![ast]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(c.modules[0].main, None);
+}
+
+#[test]
+fn lower_case_main_is_main() {
+    let src = "CREATE COMPUTE MODULE M
+ CREATE FUNCTION main() RETURNS BOOLEAN BEGIN RETURN TRUE; END;
+END MODULE;
+";
+    let ast = crate::syntax::parse(src).unwrap_or_else(|d| panic!("{d:?}"));
+    let files = vec![super::SourceFile {
+        path: "t.esql".into(),
+        src: src.into(),
+    }];
+    let c = super::compile(files, vec![ast]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(c.modules[0].main.is_some());
 }
 
 #[test]
