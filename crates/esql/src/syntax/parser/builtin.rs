@@ -605,6 +605,10 @@ impl Parser<'_> {
             if !self.eat(&TokenKind::Comma) {
                 break;
             }
+            // A position may be left empty: `PARSE(b, enc, ccsid,,,, options)`.
+            if self.at(&TokenKind::Comma) || self.at(&TokenKind::RParen) {
+                continue;
+            }
             *slot = boxed(self.expr()?);
         }
         Ok(o)
