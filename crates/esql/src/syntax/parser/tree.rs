@@ -46,6 +46,10 @@ impl Parser<'_> {
                 return Err(self.error_at(kw, format!("{word} given twice")));
             }
             self.advance();
+            // `MOVE r FIRSTCHILD NAMESPACE *`: any namespace (or name), as no clause says.
+            if matches!(word.as_str(), "NAMESPACE" | "NAME") && self.eat(&TokenKind::Star) {
+                continue;
+            }
             *slot = Some(Box::new(self.expr()?));
         }
     }
