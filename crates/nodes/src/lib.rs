@@ -1,12 +1,13 @@
 //! Every node family, for the server and the binary: each family is a crate of its own
-//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`), so that a change to one rebuilds only it and
-//! what bundles it; this crate registers them all.
+//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-tcpip`), so that a change to one
+//! rebuilds only it and what bundles it; this crate registers them all.
 
 pub use sluice_nodes_core::{core, domains, routing, terminals};
 pub use sluice_nodes_esql as esql;
 pub use sluice_nodes_file as file;
 pub use sluice_nodes_http as http;
 pub use sluice_nodes_mq as mq;
+pub use sluice_nodes_tcpip as tcpip;
 
 use sluice_node_api::NodeSpec;
 
@@ -17,4 +18,5 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     file::register(r);
     http::register(r);
     mq::register(r);
+    tcpip::register(r);
 }

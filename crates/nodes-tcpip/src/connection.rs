@@ -1,0 +1,462 @@
+//! The connection manager of a server port: its listener, its open connections (each with an
+//! Id, an input stream and an output stream), and the reading of records for the
+//! TCPIPServerInput node that serves the port.
+//!
+//! One manager exists per listening address while any node holds it: a TCPIPServerInput from
+//! `start` to `stopped`, output and receive nodes from their first use for as long as they
+//! live. Nodes of every flow that name the same port share it, and so share its connections:
+//! a record read by one flow's input node can be answered by another flow's output node.
+//!
+//! Reading runs on the server's async runtime, one task per connection. The task reads one
+//! record, hands it to the input node's flow instances and waits until that invocation ended
+//! before it reads the next from the same connection: records of a connection are processed
+//! in order, a slow flow holds back only its own connection, and a TCPIPServerReceive in the
+//! invocation reads the connection's next record itself. The flow instances take records
+//! from a channel, so a connection that is slow to send never blocks another's records.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::runtime::Handle;
+use tokio::sync::{oneshot, watch};
+
+use crate::TcpipError;
+use crate::framing::Framing;
+
+/// How reading a record is bounded in time.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadTimeouts {
+    /// From a record's first byte to its last (the product's Timeout waiting for a data
+    /// record): exceeded, the bytes that came go to the failure terminal.
+    pub record: Duration,
+    /// How long to wait for the first byte of a record; `None` waits for ever.
+    pub first_byte: Option<Duration>,
+}
+
+/// The state of a connection's input stream, behind its lock.
+struct InputStream {
+    read: OwnedReadHalf,
+    buf: BytesMut,
+    eof: bool,
+    /// Records read so far.
+    seq: u64,
+}
+
+/// An open connection of a server port.
+pub struct Connection {
+    /// The product's connection Id: unique in the server.
+    pub id: String,
+    pub peer: SocketAddr,
+    /// The local (listening) port.
+    pub port: u16,
+    /// When it was accepted: microseconds since the epoch, GMT.
+    pub opened_micros: i64,
+    input: tokio::sync::Mutex<InputStream>,
+    output: tokio::sync::Mutex<Option<OwnedWriteHalf>>,
+    input_closed: AtomicBool,
+    output_closed: AtomicBool,
+    /// Becomes true when the input stream closes (by a node or the connection's end), to
+    /// wake a read in progress.
+    input_closing: watch::Sender<bool>,
+    manager: Weak<PortManager>,
+}
+
+/// Microseconds since the epoch, now.
+pub fn now_micros() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+impl Connection {
+    /// Read the next record with `framing`. `Ok(None)`: the stream ended between records or
+    /// its input was closed. Only one reader at a time reads a connection; others wait.
+    pub async fn read_record(
+        &self,
+        framing: &Framing,
+        timeouts: ReadTimeouts,
+    ) -> Result<Option<(Bytes, u64)>, TcpipError> {
+        let mut closing = self.input_closing.subscribe();
+        let mut guard = tokio::select! {
+            g = self.input.lock() => g,
+            _ = closing.wait_for(|c| *c) => return Ok(None),
+        };
+        let s = &mut *guard;
+        let start = Instant::now();
+        let mut first_byte = (!s.buf.is_empty()).then_some(start);
+        loop {
+            if self.input_closed.load(Ordering::Acquire) {
+                return Ok(None);
+            }
+            if let Some(rec) = framing.next_record(&mut s.buf, s.eof)? {
+                s.seq += 1;
+                return Ok(Some((rec, s.seq)));
+            }
+            if s.eof {
+                return Ok(None);
+            }
+            if first_byte.is_none() && !s.buf.is_empty() {
+                first_byte = Some(Instant::now());
+            }
+            let deadline = match first_byte {
+                Some(t) => Some(t + timeouts.record),
+                None => timeouts.first_byte.map(|w| start + w),
+            };
+            if s.buf.capacity() - s.buf.len() < 4096 {
+                s.buf.reserve(16 * 1024);
+            }
+            let read = s.read.read_buf(&mut s.buf);
+            let got = tokio::select! {
+                r = async {
+                    match deadline {
+                        Some(d) => tokio::time::timeout_at(d.into(), read).await.ok(),
+                        None => Some(read.await),
+                    }
+                } => r,
+                _ = closing.wait_for(|c| *c) => return Ok(None),
+            };
+            match got {
+                None if s.buf.is_empty() => {
+                    return Err(TcpipError::NoRecord {
+                        secs: timeouts.first_byte.map_or(0, |d| d.as_secs()),
+                    });
+                }
+                None => {
+                    let partial = s.buf.split().freeze();
+                    return Err(TcpipError::ReadTimeout {
+                        secs: timeouts.record.as_secs(),
+                        got: partial.len(),
+                        partial,
+                    });
+                }
+                Some(Ok(0)) => s.eof = true,
+                Some(Ok(_)) => {}
+                Some(Err(source)) => {
+                    return Err(TcpipError::Io {
+                        id: self.id.clone(),
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Write `data` to the output stream within `timeout`. A write that times out leaves the
+    /// peer with part of a record, so the connection is closed.
+    pub async fn write(&self, data: &[u8], timeout: Duration) -> Result<(), TcpipError> {
+        let write = async {
+            let mut g = self.output.lock().await;
+            let Some(w) = g.as_mut() else {
+                return Err(TcpipError::StreamClosed {
+                    id: self.id.clone(),
+                    stream: "output",
+                });
+            };
+            w.write_all(data).await.map_err(|source| TcpipError::Io {
+                id: self.id.clone(),
+                source,
+            })
+        };
+        match tokio::time::timeout(timeout, write).await {
+            Ok(r) => r,
+            Err(_) => {
+                self.close().await;
+                Err(TcpipError::WriteTimeout {
+                    secs: timeout.as_secs(),
+                })
+            }
+        }
+    }
+
+    /// Close the input stream: nothing more is read from it.
+    pub fn close_input(&self) {
+        self.input_closed.store(true, Ordering::Release);
+        self.input_closing.send_replace(true);
+        self.forget_if_closed();
+    }
+
+    /// Close the output stream (the peer sees the end of the stream).
+    pub async fn close_output(&self) {
+        let w = self.output.lock().await.take();
+        if let Some(mut w) = w {
+            let _ = w.shutdown().await;
+        }
+        self.output_closed.store(true, Ordering::Release);
+        self.forget_if_closed();
+    }
+
+    /// Close both streams; the connection leaves its manager.
+    pub async fn close(&self) {
+        self.close_input();
+        self.close_output().await;
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.input_closed.load(Ordering::Acquire) && self.output_closed.load(Ordering::Acquire)
+    }
+
+    fn forget_if_closed(&self) {
+        if self.is_closed()
+            && let Some(m) = self.manager.upgrade()
+        {
+            lock(&m.connections).remove(&self.id);
+        }
+    }
+}
+
+/// What the reading task of a connection hands the input node.
+pub enum Event {
+    /// The connection was accepted.
+    Open,
+    /// A record, with its sequence number on the connection (from 1).
+    Record(Bytes, u64),
+    /// A record could not be read; the connection is closed after this.
+    Failed(TcpipError),
+    /// The connection closed.
+    Close,
+}
+
+/// An event of a connection for the input node, with the signal that its invocation ended.
+pub struct Delivery {
+    pub conn: Arc<Connection>,
+    pub event: Event,
+    /// Sent (or dropped) when the invocation ended; the connection's next record waits for it.
+    pub done: oneshot::Sender<()>,
+}
+
+/// The TCPIPServerInput node serving a port: how it reads and where records go.
+pub struct InputSink {
+    /// Which node registered it (so that only it unregisters it).
+    pub owner: u64,
+    pub framing: Framing,
+    pub timeouts: ReadTimeouts,
+    pub tx: crossbeam_channel::Sender<Delivery>,
+}
+
+/// The connections of one listening address.
+pub struct PortManager {
+    pub addr: SocketAddr,
+    runtime: Handle,
+    connections: Mutex<HashMap<String, Arc<Connection>>>,
+    sink: watch::Sender<Option<Arc<InputSink>>>,
+    accept: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// The managers by address; weak, so that a port is closed when its last node lets go.
+static PORTS: LazyLock<Mutex<HashMap<SocketAddr, Weak<PortManager>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A process-wide Id for connections and input nodes.
+pub fn next_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl PortManager {
+    /// The manager of `addr`, listening from now on (opened when no node holds one).
+    pub fn acquire(addr: SocketAddr, runtime: &Handle) -> Result<Arc<PortManager>, TcpipError> {
+        let mut ports = lock(&PORTS);
+        if let Some(m) = ports.get(&addr).and_then(Weak::upgrade) {
+            return Ok(m);
+        }
+        let listener = {
+            let _in_runtime = runtime.enter();
+            bind(addr).map_err(|source| TcpipError::Bind { addr, source })?
+        };
+        let (sink, _) = watch::channel(None);
+        let m = Arc::new(PortManager {
+            addr,
+            runtime: runtime.clone(),
+            connections: Mutex::new(HashMap::new()),
+            sink,
+            accept: Mutex::new(None),
+        });
+        let task = runtime.spawn(accept_loop(listener, Arc::downgrade(&m)));
+        *lock(&m.accept) = Some(task);
+        ports.insert(addr, Arc::downgrade(&m));
+        Ok(m)
+    }
+
+    pub fn runtime(&self) -> &Handle {
+        &self.runtime
+    }
+
+    /// The open connection with this Id.
+    pub fn connection(&self, id: &str) -> Option<Arc<Connection>> {
+        lock(&self.connections).get(id).cloned()
+    }
+
+    /// Any open connection, for an output node told no Id (the oldest, as Ids grow).
+    pub fn any_connection(&self) -> Option<Arc<Connection>> {
+        lock(&self.connections)
+            .values()
+            .filter(|c| !c.output_closed.load(Ordering::Acquire))
+            .min_by_key(|c| (c.id.len(), c.id.clone()))
+            .cloned()
+    }
+
+    /// How many connections are open.
+    pub fn open_connections(&self) -> usize {
+        lock(&self.connections).len()
+    }
+
+    /// Send records to `sink` from now on (replacing the node that served the port before,
+    /// as a redeployed flow replaces its old version).
+    pub fn serve(&self, sink: Arc<InputSink>) {
+        self.sink.send_replace(Some(sink));
+    }
+
+    /// Stop sending records to the node `owner`, if it is the one served.
+    pub fn unserve(&self, owner: u64) {
+        self.sink.send_if_modified(|s| {
+            if s.as_ref().is_some_and(|s| s.owner == owner) {
+                *s = None;
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
+impl Drop for PortManager {
+    fn drop(&mut self) {
+        if let Some(t) = lock(&self.accept).take() {
+            t.abort();
+        }
+        let conns: Vec<_> = lock(&self.connections).drain().map(|(_, c)| c).collect();
+        for c in conns {
+            c.close_input();
+            self.runtime.spawn(async move { c.close_output().await });
+        }
+        let mut ports = lock(&PORTS);
+        if ports.get(&self.addr).is_some_and(|w| w.strong_count() == 0) {
+            ports.remove(&self.addr);
+        }
+    }
+}
+
+fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // Connections this server closed linger in TIME_WAIT; a restarted listener must not wait
+    // for them.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(1024)
+}
+
+async fn accept_loop(listener: tokio::net::TcpListener, manager: Weak<PortManager>) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(a) => a,
+            Err(error) => {
+                // Out of descriptors, usually: wait rather than spin.
+                tracing::warn!(%error, "Failed to accept a TCP/IP connection.");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Some(m) = manager.upgrade() else { return };
+        let _ = stream.set_nodelay(true);
+        let (read, write) = stream.into_split();
+        let (input_closing, _) = watch::channel(false);
+        let conn = Arc::new(Connection {
+            id: format!("{:016X}", next_id()),
+            peer,
+            port: m.addr.port(),
+            opened_micros: now_micros(),
+            input: tokio::sync::Mutex::new(InputStream {
+                read,
+                buf: BytesMut::new(),
+                eof: false,
+                seq: 0,
+            }),
+            output: tokio::sync::Mutex::new(Some(write)),
+            input_closed: AtomicBool::new(false),
+            output_closed: AtomicBool::new(false),
+            input_closing,
+            manager: Weak::clone(&manager),
+        });
+        lock(&m.connections).insert(conn.id.clone(), Arc::clone(&conn));
+        let sinks = m.sink.subscribe();
+        drop(m);
+        tokio::spawn(read_connection(conn, sinks));
+    }
+}
+
+/// Hand `event` to the input node and wait until its invocation ended.
+async fn deliver(sink: &InputSink, conn: &Arc<Connection>, event: Event) {
+    let (done, ended) = oneshot::channel();
+    let d = Delivery {
+        conn: Arc::clone(conn),
+        event,
+        done,
+    };
+    if sink.tx.send(d).is_ok() {
+        let _ = ended.await;
+    }
+}
+
+/// Read a connection's records for the input node serving its port, one at a time, until the
+/// connection or its input stream closes.
+async fn read_connection(
+    conn: Arc<Connection>,
+    mut sinks: watch::Receiver<Option<Arc<InputSink>>>,
+) {
+    let mut closing = conn.input_closing.subscribe();
+    let mut opened = false;
+    loop {
+        // Without an input node on the port, the connection is read only by receive nodes.
+        let sink = tokio::select! {
+            s = sinks.wait_for(Option::is_some) => match s {
+                Ok(s) => s.clone(),
+                Err(_) => break,
+            },
+            _ = closing.wait_for(|c| *c) => break,
+        };
+        let Some(sink) = sink else { continue };
+        if !opened {
+            opened = true;
+            deliver(&sink, &conn, Event::Open).await;
+            continue;
+        }
+        match conn.read_record(&sink.framing, sink.timeouts).await {
+            Ok(Some((rec, seq))) => deliver(&sink, &conn, Event::Record(rec, seq)).await,
+            Ok(None) => break,
+            Err(TcpipError::NoRecord { .. }) => {
+                tracing::info!(connection = %conn.id, peer = %conn.peer, "Closing an idle TCP/IP connection.");
+                break;
+            }
+            Err(e) => {
+                deliver(&sink, &conn, Event::Failed(e)).await;
+                break;
+            }
+        }
+    }
+    let input_closed_by_node = conn.input_closed.load(Ordering::Acquire);
+    if !input_closed_by_node || conn.output_closed.load(Ordering::Acquire) {
+        conn.close().await;
+    }
+    let current = sinks.borrow().clone();
+    if opened
+        && conn.is_closed()
+        && let Some(sink) = current
+    {
+        deliver(&sink, &conn, Event::Close).await;
+    }
+}

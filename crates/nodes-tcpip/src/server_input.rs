@@ -1,0 +1,290 @@
+//! TCPIPServerInput: listens on a port (the server's shared TCP/IP port, or its own), cuts
+//! what each connection sends into records, and starts an invocation for each record.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sluice_node_api::{
+    BuildContext, BuildNode, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner,
+    Invocation, Message, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Services,
+    Terminal, Terminals, properties, terminals,
+};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::terminals::{CATCH_DOC, FAILURE_DOC};
+
+use crate::TcpipError;
+use crate::connection::{Delivery, Event, InputSink, PortManager, ReadTimeouts, next_id};
+use crate::framing::{Framing, RecordDetectionProps};
+use crate::local_env::{Details, write_details};
+
+terminals! {
+    /// TCPIPServerInput's outputs.
+    pub enum ServerInputOutput {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": "Each record, its body parsed in the chosen domain, with `LocalEnvironment.TCPIP.Input.ConnectionDetails`.",
+        Open = "open": "A message without a body when a connection is accepted, with its connection details.",
+        Close = "close": "A message without a body when a connection has closed, with its connection details.",
+        Catch = "catch": CATCH_DOC,
+    }
+}
+
+pub static TCPIP_SERVER_INPUT: NodeSpec = NodeSpec {
+    type_name: "TCPIPServerInput",
+    summary: "Accepts TCP/IP connections on the server's TCP/IP port (or its own `port`), cuts each \
+              connection's data into records (fixed length, delimited, length-prefixed or up to the \
+              connection's close) and propagates each record with its connection details; records of \
+              one connection are processed in order.",
+    inputs: &[],
+    outputs: ServerInputOutput::SPECS,
+    dynamic_outputs: false,
+    examples: &[NodeExample {
+        title: "Every 2,048 bytes a client sends start the flow",
+        properties: "record_detection: fixed_length, record_length_bytes: 2048",
+        esql: "",
+        input: ExampleInput {
+            domain: "BLOB",
+            body: "",
+            local_environment: &[],
+        },
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[("out", "")]),
+        runs: Runs::No("only a client connecting to its port starts it."),
+    }],
+    builder: NodeBuilder::of::<ServerInputProps>(),
+};
+
+properties! {
+    /// TCPIPServerInput's properties.
+    pub struct ServerInputProps {
+        /// A port of the node's own; without it the node uses the server's TCP/IP port
+        /// (`--tcpip-port`, default 7803), shared with the other server nodes that name none.
+        port: Option<u32>,
+        ..detection: RecordDetectionProps,
+        /// How long the rest of a record may take after its first byte (the product's Timeout
+        /// waiting for a data record); exceeded, the bytes that came go to `failure` and the
+        /// connection is closed.
+        read_timeout_secs: u64 = "60",
+        /// A connection on which no record starts for this long is closed; 0 keeps idle
+        /// connections open.
+        idle_timeout_secs: u64 = "0",
+        ..parsing: BodyParsingProps,
+    }
+}
+
+/// The listening address of a server node: `port` on the server's TCP/IP address, or that
+/// address itself. `None` where nothing runs (`sluice validate`) and no port is named.
+pub fn listen_addr(
+    port: Option<u32>,
+    services: &Services,
+) -> Result<Option<SocketAddr>, ConfigError> {
+    match port {
+        None => Ok(services.tcpip),
+        Some(p) => {
+            let p = u16::try_from(p)
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or_else(|| ConfigError::property("port", format!("{p} is not a TCP port")))?;
+            let ip = services
+                .tcpip
+                .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
+            Ok(Some(SocketAddr::new(ip, p)))
+        }
+    }
+}
+
+struct ServerInput {
+    flow: String,
+    label: String,
+    addr: Option<SocketAddr>,
+    runtime: Option<tokio::runtime::Handle>,
+    framing: Framing,
+    timeouts: ReadTimeouts,
+    parsing: BodyParsing,
+    owner: u64,
+    tx: crossbeam_channel::Sender<Delivery>,
+    rx: crossbeam_channel::Receiver<Delivery>,
+    /// The port's manager while the flow runs.
+    manager: Mutex<Option<Arc<PortManager>>>,
+}
+
+impl BuildNode for ServerInputProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let framing = Framing::from_props(&self.detection)?;
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Ok(NodeImpl::Input(Arc::new(ServerInput {
+            flow: b.flow.to_string(),
+            label: b.label.to_string(),
+            addr: listen_addr(self.port, b.services)?,
+            runtime: b.services.runtime.clone(),
+            framing,
+            timeouts: ReadTimeouts {
+                record: Duration::from_secs(self.read_timeout_secs),
+                first_byte: (self.idle_timeout_secs > 0)
+                    .then(|| Duration::from_secs(self.idle_timeout_secs)),
+            },
+            parsing: BodyParsing::from_props(&self.parsing)?,
+            owner: next_id(),
+            tx,
+            rx,
+            manager: Mutex::new(None),
+        })))
+    }
+}
+
+impl ServerInput {
+    fn open_port(&self) -> Result<Arc<PortManager>, TcpipError> {
+        let addr = self.addr.ok_or(TcpipError::NoAddress)?;
+        let rt = self.runtime.as_ref().ok_or(TcpipError::NoRuntime)?;
+        PortManager::acquire(addr, rt)
+    }
+
+    fn handle(&self, runner: &mut dyn InstanceRunner, d: Delivery) {
+        let Delivery { conn, event, done } = d;
+        let (terminal, details, body, failure) = match event {
+            Event::Open => (ServerInputOutput::Open, (None, false), None, None),
+            Event::Close => (ServerInputOutput::Close, (None, true), None, None),
+            Event::Record(bytes, seq) => (
+                ServerInputOutput::Out,
+                (Some(seq), false),
+                Some(bytes),
+                None,
+            ),
+            Event::Failed(e) => {
+                let partial = e.partial().cloned();
+                (ServerInputOutput::Failure, (None, false), partial, Some(e))
+            }
+        };
+        let t: Terminal = terminal.into();
+        if !runner.is_wired(t) {
+            if let Some(error) = failure {
+                tracing::warn!(%error, flow = %self.flow, node = %self.label, connection = %conn.id, peer = %conn.peer, "Failed to read a TCP/IP record; the connection is closed.");
+            }
+            let _ = done.send(());
+            return;
+        }
+        if let Some(b) = &body {
+            runner.record_input_bytes(b.len() as u64);
+        }
+        let mut inv = Invocation::new();
+        let mut msg = Message::new();
+        let built = write_details(
+            &mut msg.local_environment,
+            "Input",
+            &Details {
+                conn: &conn,
+                sequence: details.0,
+                closed: details.1,
+            },
+        );
+        let result = match (built, failure) {
+            (Err(e), _) => self.fail(runner, &mut inv, &mut msg, e),
+            (Ok(()), Some(e)) => {
+                if let Some(b) = body {
+                    let _ = BodyParsing::blob().attach(&mut msg.root, b);
+                }
+                self.fail(runner, &mut inv, &mut msg, e.into())
+            }
+            (Ok(()), None) => {
+                let parsed = match body {
+                    Some(b) => self
+                        .parsing
+                        .attach(&mut msg.root, b.clone())
+                        .map(|_| ())
+                        .map_err(|e| (e, b)),
+                    None => Ok(()),
+                };
+                match parsed {
+                    Err((e, b)) => {
+                        let mut blob = Message::new();
+                        std::mem::swap(&mut blob.local_environment, &mut msg.local_environment);
+                        let _ = BodyParsing::blob().attach(&mut blob.root, b);
+                        msg = blob;
+                        self.fail(runner, &mut inv, &mut msg, e.into())
+                    }
+                    Ok(()) => match runner.invoke(&mut inv, t, &mut msg) {
+                        Err(e) if runner.is_wired(ServerInputOutput::Catch.into()) => e
+                            .exception
+                            .write_to(&mut msg.exception_list)
+                            .map_err(NodeError::from)
+                            .and_then(|_| {
+                                runner.invoke(&mut inv, ServerInputOutput::Catch.into(), &mut msg)
+                            }),
+                        r => r,
+                    },
+                }
+            }
+        };
+        match result {
+            Ok(()) => {
+                if let Err(error) = inv.unit_of_work.commit() {
+                    tracing::error!(%error, flow = %self.flow, "Failed to commit the invocation's resources.");
+                }
+            }
+            Err(error) => {
+                inv.unit_of_work.rollback();
+                tracing::warn!(%error, flow = %self.flow, node = %self.label, connection = %conn.id, "Message processing failed.");
+            }
+        }
+        let _ = done.send(());
+    }
+
+    /// This node's own failure: to `failure` with the exception when wired, else the error.
+    fn fail(
+        &self,
+        runner: &mut dyn InstanceRunner,
+        inv: &mut Invocation,
+        msg: &mut Message,
+        mut e: NodeError,
+    ) -> Result<(), NodeError> {
+        e.exception.label.clone_from(&self.label);
+        e.exception.node_type = "TCPIPServerInput".into();
+        if !runner.is_wired(ServerInputOutput::Failure.into()) {
+            return Err(e);
+        }
+        e.exception.write_to(&mut msg.exception_list)?;
+        runner.invoke(inv, ServerInputOutput::Failure.into(), msg)
+    }
+}
+
+impl InputNode for ServerInput {
+    fn start(&self) {
+        match self.open_port() {
+            Ok(m) => {
+                m.serve(Arc::new(InputSink {
+                    owner: self.owner,
+                    framing: self.framing.clone(),
+                    timeouts: self.timeouts,
+                    tx: self.tx.clone(),
+                }));
+                tracing::info!(flow = %self.flow, node = %self.label, address = %m.addr, "Listening for TCP/IP connections.");
+                if let Ok(mut g) = self.manager.lock() {
+                    *g = Some(m);
+                }
+            }
+            Err(error) => {
+                tracing::error!(%error, flow = %self.flow, node = %self.label, "The TCP/IP server input node cannot listen; it receives nothing.");
+            }
+        }
+    }
+
+    fn run_instance(&self, runner: &mut dyn InstanceRunner) {
+        loop {
+            match self.rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(d) => self.handle(runner, d),
+                Err(_) if runner.stop().is_stopped() => return,
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn stopped(&self) {
+        let m = self.manager.lock().ok().and_then(|mut g| g.take());
+        if let Some(m) = m {
+            m.unserve(self.owner);
+        }
+        // Records handed over after the instances ended are let go: their connections go on
+        // (with the flow's next version, after a redeploy).
+        while self.rx.try_recv().is_ok() {}
+    }
+}

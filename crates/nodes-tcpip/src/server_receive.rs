@@ -1,0 +1,134 @@
+//! TCPIPServerReceive: waits, inside a flow, for the next record on a connection of a server
+//! port.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_node_api::{
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
+    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
+    terminals,
+};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::terminals::{FAILURE_DOC, In};
+
+use crate::TcpipError;
+use crate::connection::ReadTimeouts;
+use crate::framing::{Framing, RecordDetectionProps};
+use crate::local_env::{Details, connection_id, write_details};
+use crate::server_input::listen_addr;
+use crate::server_output::LazyPort;
+
+terminals! {
+    /// TCPIPServerReceive's outputs.
+    pub enum ServerReceiveOutput {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": "The record received, its body parsed in the chosen domain, with `LocalEnvironment.TCPIP.Receive.ConnectionDetails`.",
+        Timeout = "timeout": "The input message, when no record arrived within `read_timeout_secs`.",
+    }
+}
+
+pub static TCPIP_SERVER_RECEIVE: NodeSpec = NodeSpec {
+    type_name: "TCPIPServerReceive",
+    summary: "Waits for the next record on a connection of a server port (the one named by \
+              `LocalEnvironment.Destination.TCPIP.Receive.Id`, else the invocation's own) and propagates \
+              it; `timeout` when none arrives in time.",
+    inputs: In::SPECS,
+    outputs: ServerReceiveOutput::SPECS,
+    dynamic_outputs: false,
+    examples: &[NodeExample {
+        title: "The client's next line is read after its first one",
+        properties: "record_detection: delimited, read_timeout_secs: 5",
+        esql: "",
+        input: ExampleInput {
+            domain: "BLOB",
+            body: "",
+            local_environment: &[],
+        },
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Propagates(&[("out", "")]),
+        runs: Runs::No("it reads from a connection a TCP/IP client opened."),
+    }],
+    builder: NodeBuilder::of::<ServerReceiveProps>(),
+};
+
+properties! {
+    /// TCPIPServerReceive's properties.
+    pub struct ServerReceiveProps {
+        /// A port of the node's own; without it the node uses the server's TCP/IP port.
+        port: Option<u32>,
+        ..detection: RecordDetectionProps,
+        /// How long to wait for a whole record (the product's Timeout waiting for a data
+        /// record): with nothing received, the input message goes to `timeout`; with part
+        /// of a record received, the node raises and the connection is closed.
+        read_timeout_secs: u64 = "60",
+        ..parsing: BodyParsingProps,
+    }
+}
+
+impl BuildNode for ServerReceiveProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let wait = Duration::from_secs(self.read_timeout_secs);
+        Ok(NodeImpl::Process(Arc::new(ServerReceive {
+            port: LazyPort::new(
+                listen_addr(self.port, b.services)?,
+                b.services.runtime.clone(),
+            ),
+            framing: Framing::from_props(&self.detection)?,
+            timeouts: ReadTimeouts {
+                record: wait,
+                first_byte: Some(wait),
+            },
+            parsing: BodyParsing::from_props(&self.parsing)?,
+        })))
+    }
+}
+
+struct ServerReceive {
+    port: LazyPort,
+    framing: Framing,
+    timeouts: ReadTimeouts,
+    parsing: BodyParsing,
+}
+
+impl Node for ServerReceive {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let id = connection_id(&mut msg.local_environment, "Receive")?;
+        let conn = self.port.connection(id.as_deref())?;
+        let rt = self.port.get()?.runtime();
+        let got = rt.block_on(conn.read_record(&self.framing, self.timeouts));
+        let (record, seq) = match got {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return Err(TcpipError::StreamClosed {
+                    id: conn.id.clone(),
+                    stream: "input",
+                }
+                .into());
+            }
+            Err(TcpipError::NoRecord { .. }) if ctx.is_wired(ServerReceiveOutput::Timeout) => {
+                return ctx.propagate(ServerReceiveOutput::Timeout, msg);
+            }
+            Err(e) => {
+                // Part of a record was read: the stream is no longer at a record boundary.
+                if e.partial().is_some() {
+                    rt.block_on(conn.close());
+                }
+                return Err(e.into());
+            }
+        };
+        let mut out = Message::new();
+        out.local_environment = msg.local_environment.clone();
+        write_details(
+            &mut out.local_environment,
+            "Receive",
+            &Details {
+                conn: &conn,
+                sequence: Some(seq),
+                closed: false,
+            },
+        )?;
+        self.parsing.attach(&mut out.root, record)?;
+        ctx.propagate(ServerReceiveOutput::Out, &mut out)
+    }
+}
