@@ -48,14 +48,19 @@ struct InputStream {
     seq: u64,
 }
 
-/// An open connection of a server port.
+/// An open connection: accepted on a server port, or opened by a client pool.
 pub struct Connection {
     /// The product's connection Id: unique in the server.
     pub id: String,
-    pub peer: SocketAddr,
-    /// The local (listening) port.
+    /// `TCPIPServer` or `TCPIPClient`, as ConnectionDetails.Type says.
+    pub kind: &'static str,
+    /// The host the connection details name: the peer's address on a server port, the host
+    /// connected to by a client.
+    pub hostname: String,
+    /// The listening port of a server connection, the remote port of a client one.
     pub port: u16,
-    /// When it was accepted: microseconds since the epoch, GMT.
+    pub peer: SocketAddr,
+    /// When it was opened: microseconds since the epoch, GMT.
     pub opened_micros: i64,
     input: tokio::sync::Mutex<InputStream>,
     output: tokio::sync::Mutex<Option<OwnedWriteHalf>>,
@@ -64,7 +69,60 @@ pub struct Connection {
     /// Becomes true when the input stream closes (by a node or the connection's end), to
     /// wake a read in progress.
     input_closing: watch::Sender<bool>,
-    manager: Weak<PortManager>,
+    /// True while a flow holds the connection (a client lease): the reading task for an input
+    /// node leaves it alone meanwhile.
+    reserved: watch::Sender<bool>,
+    set: Weak<ConnectionSet>,
+}
+
+/// How a read of a record ended without a record.
+pub enum ReadEnd {
+    /// The peer closed between records, or the input stream was closed.
+    Ended,
+    /// The connection was reserved by a flow; what was read so far stays buffered.
+    Yielded,
+}
+
+/// The open connections of a port or a client pool, by Id.
+#[derive(Default)]
+pub struct ConnectionSet {
+    map: Mutex<HashMap<String, Arc<Connection>>>,
+}
+
+impl ConnectionSet {
+    pub fn get(&self, id: &str) -> Option<Arc<Connection>> {
+        lock(&self.map).get(id).cloned()
+    }
+
+    /// The oldest connection whose output is open (Ids grow).
+    pub fn any(&self) -> Option<Arc<Connection>> {
+        lock(&self.map)
+            .values()
+            .filter(|c| !c.output_closed.load(Ordering::Acquire))
+            .min_by_key(|c| (c.id.len(), c.id.clone()))
+            .cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        lock(&self.map).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn remove(&self, id: &str) {
+        lock(&self.map).remove(id);
+    }
+
+    /// Close every connection (on the runtime, without waiting).
+    pub fn close_all(&self, runtime: &Handle) {
+        let conns: Vec<_> = lock(&self.map).drain().map(|(_, c)| c).collect();
+        for c in conns {
+            c.close_input();
+            runtime.spawn(async move { c.close_output().await });
+        }
+    }
 }
 
 /// Microseconds since the epoch, now.
@@ -76,31 +134,83 @@ pub fn now_micros() -> i64 {
 }
 
 impl Connection {
-    /// Read the next record with `framing`. `Ok(None)`: the stream ended between records or
-    /// its input was closed. Only one reader at a time reads a connection; others wait.
+    /// A connection of `set` over `stream`, entered into the set.
+    pub fn open(
+        stream: tokio::net::TcpStream,
+        kind: &'static str,
+        hostname: String,
+        port: u16,
+        set: &Arc<ConnectionSet>,
+    ) -> std::io::Result<Arc<Connection>> {
+        let peer = stream.peer_addr()?;
+        let _ = stream.set_nodelay(true);
+        let (read, write) = stream.into_split();
+        let conn = Arc::new(Connection {
+            id: format!("{:016X}", next_id()),
+            kind,
+            hostname,
+            port,
+            peer,
+            opened_micros: now_micros(),
+            input: tokio::sync::Mutex::new(InputStream {
+                read,
+                buf: BytesMut::new(),
+                eof: false,
+                seq: 0,
+            }),
+            output: tokio::sync::Mutex::new(Some(write)),
+            input_closed: AtomicBool::new(false),
+            output_closed: AtomicBool::new(false),
+            input_closing: watch::channel(false).0,
+            reserved: watch::channel(false).0,
+            set: Arc::downgrade(set),
+        });
+        lock(&set.map).insert(conn.id.clone(), Arc::clone(&conn));
+        Ok(conn)
+    }
+
+    /// Reserve the connection for a flow (or let it go): an input node's reading stops
+    /// meanwhile.
+    pub fn reserve(&self, on: bool) {
+        self.reserved.send_replace(on);
+    }
+
+    /// Read the next record with `framing`. `Ok(Err(_))`: no record, and why. Only one reader
+    /// at a time reads a connection; others wait. `yielding` reads (an input node's) give way
+    /// when the connection is reserved.
     pub async fn read_record(
         &self,
         framing: &Framing,
         timeouts: ReadTimeouts,
-    ) -> Result<Option<(Bytes, u64)>, TcpipError> {
+        yielding: bool,
+    ) -> Result<Result<(Bytes, u64), ReadEnd>, TcpipError> {
         let mut closing = self.input_closing.subscribe();
+        let mut reserved = self.reserved.subscribe();
+        let mut reservation = async move || {
+            if yielding {
+                let _ = reserved.wait_for(|r| *r).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
         let mut guard = tokio::select! {
             g = self.input.lock() => g,
-            _ = closing.wait_for(|c| *c) => return Ok(None),
+            _ = closing.wait_for(|c| *c) => return Ok(Err(ReadEnd::Ended)),
+            _ = reservation() => return Ok(Err(ReadEnd::Yielded)),
         };
         let s = &mut *guard;
         let start = Instant::now();
         let mut first_byte = (!s.buf.is_empty()).then_some(start);
         loop {
             if self.input_closed.load(Ordering::Acquire) {
-                return Ok(None);
+                return Ok(Err(ReadEnd::Ended));
             }
             if let Some(rec) = framing.next_record(&mut s.buf, s.eof)? {
                 s.seq += 1;
-                return Ok(Some((rec, s.seq)));
+                return Ok(Ok((rec, s.seq)));
             }
             if s.eof {
-                return Ok(None);
+                return Ok(Err(ReadEnd::Ended));
             }
             if first_byte.is_none() && !s.buf.is_empty() {
                 first_byte = Some(Instant::now());
@@ -120,7 +230,8 @@ impl Connection {
                         None => Some(read.await),
                     }
                 } => r,
-                _ = closing.wait_for(|c| *c) => return Ok(None),
+                _ = closing.wait_for(|c| *c) => return Ok(Err(ReadEnd::Ended)),
+                _ = reservation() => return Ok(Err(ReadEnd::Yielded)),
             };
             match got {
                 None if s.buf.is_empty() => {
@@ -204,9 +315,9 @@ impl Connection {
 
     fn forget_if_closed(&self) {
         if self.is_closed()
-            && let Some(m) = self.manager.upgrade()
+            && let Some(set) = self.set.upgrade()
         {
-            lock(&m.connections).remove(&self.id);
+            set.remove(&self.id);
         }
     }
 }
@@ -244,7 +355,7 @@ pub struct InputSink {
 pub struct PortManager {
     pub addr: SocketAddr,
     runtime: Handle,
-    connections: Mutex<HashMap<String, Arc<Connection>>>,
+    pub connections: Arc<ConnectionSet>,
     sink: watch::Sender<Option<Arc<InputSink>>>,
     accept: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -278,7 +389,7 @@ impl PortManager {
         let m = Arc::new(PortManager {
             addr,
             runtime: runtime.clone(),
-            connections: Mutex::new(HashMap::new()),
+            connections: Arc::default(),
             sink,
             accept: Mutex::new(None),
         });
@@ -290,25 +401,6 @@ impl PortManager {
 
     pub fn runtime(&self) -> &Handle {
         &self.runtime
-    }
-
-    /// The open connection with this Id.
-    pub fn connection(&self, id: &str) -> Option<Arc<Connection>> {
-        lock(&self.connections).get(id).cloned()
-    }
-
-    /// Any open connection, for an output node told no Id (the oldest, as Ids grow).
-    pub fn any_connection(&self) -> Option<Arc<Connection>> {
-        lock(&self.connections)
-            .values()
-            .filter(|c| !c.output_closed.load(Ordering::Acquire))
-            .min_by_key(|c| (c.id.len(), c.id.clone()))
-            .cloned()
-    }
-
-    /// How many connections are open.
-    pub fn open_connections(&self) -> usize {
-        lock(&self.connections).len()
     }
 
     /// Send records to `sink` from now on (replacing the node that served the port before,
@@ -335,11 +427,7 @@ impl Drop for PortManager {
         if let Some(t) = lock(&self.accept).take() {
             t.abort();
         }
-        let conns: Vec<_> = lock(&self.connections).drain().map(|(_, c)| c).collect();
-        for c in conns {
-            c.close_input();
-            self.runtime.spawn(async move { c.close_output().await });
-        }
+        self.connections.close_all(&self.runtime);
         let mut ports = lock(&PORTS);
         if ports.get(&self.addr).is_some_and(|w| w.strong_count() == 0) {
             ports.remove(&self.addr);
@@ -372,27 +460,19 @@ async fn accept_loop(listener: tokio::net::TcpListener, manager: Weak<PortManage
             }
         };
         let Some(m) = manager.upgrade() else { return };
-        let _ = stream.set_nodelay(true);
-        let (read, write) = stream.into_split();
-        let (input_closing, _) = watch::channel(false);
-        let conn = Arc::new(Connection {
-            id: format!("{:016X}", next_id()),
-            peer,
-            port: m.addr.port(),
-            opened_micros: now_micros(),
-            input: tokio::sync::Mutex::new(InputStream {
-                read,
-                buf: BytesMut::new(),
-                eof: false,
-                seq: 0,
-            }),
-            output: tokio::sync::Mutex::new(Some(write)),
-            input_closed: AtomicBool::new(false),
-            output_closed: AtomicBool::new(false),
-            input_closing,
-            manager: Weak::clone(&manager),
-        });
-        lock(&m.connections).insert(conn.id.clone(), Arc::clone(&conn));
+        let conn = match Connection::open(
+            stream,
+            "TCPIPServer",
+            peer.ip().to_string(),
+            m.addr.port(),
+            &m.connections,
+        ) {
+            Ok(c) => c,
+            Err(error) => {
+                tracing::warn!(%error, "Failed to set up an accepted TCP/IP connection.");
+                continue;
+            }
+        };
         let sinks = m.sink.subscribe();
         drop(m);
         tokio::spawn(read_connection(conn, sinks));
@@ -414,11 +494,12 @@ async fn deliver(sink: &InputSink, conn: &Arc<Connection>, event: Event) {
 
 /// Read a connection's records for the input node serving its port, one at a time, until the
 /// connection or its input stream closes.
-async fn read_connection(
+pub async fn read_connection(
     conn: Arc<Connection>,
     mut sinks: watch::Receiver<Option<Arc<InputSink>>>,
 ) {
     let mut closing = conn.input_closing.subscribe();
+    let mut reserved = conn.reserved.subscribe();
     let mut opened = false;
     loop {
         // Without an input node on the port, the connection is read only by receive nodes.
@@ -435,9 +516,16 @@ async fn read_connection(
             deliver(&sink, &conn, Event::Open).await;
             continue;
         }
-        match conn.read_record(&sink.framing, sink.timeouts).await {
-            Ok(Some((rec, seq))) => deliver(&sink, &conn, Event::Record(rec, seq)).await,
-            Ok(None) => break,
+        match conn.read_record(&sink.framing, sink.timeouts, true).await {
+            Ok(Ok((rec, seq))) => deliver(&sink, &conn, Event::Record(rec, seq)).await,
+            Ok(Err(ReadEnd::Ended)) => break,
+            Ok(Err(ReadEnd::Yielded)) => {
+                // A flow holds the connection: read again when it let go.
+                tokio::select! {
+                    _ = reserved.wait_for(|r| !*r) => {}
+                    _ = closing.wait_for(|c| *c) => break,
+                }
+            }
             Err(TcpipError::NoRecord { .. }) => {
                 tracing::info!(connection = %conn.id, peer = %conn.peer, "Closing an idle TCP/IP connection.");
                 break;

@@ -49,8 +49,8 @@ pub fn write_details(le: &mut Tree, section: &'static str, d: &Details) -> Resul
         Text::from_static("ConnectionDetails"),
         Value::Null,
     )?;
-    text(le, cd, "Type", "TCPIPServer")?;
-    text(le, cd, "Hostname", &d.conn.peer.ip().to_string())?;
+    text(le, cd, "Type", d.conn.kind)?;
+    text(le, cd, "Hostname", &d.conn.hostname)?;
     field(le, cd, "Port", Value::Integer(i64::from(d.conn.port)))?;
     field(
         le,

@@ -117,8 +117,8 @@ impl LazyPort {
     pub fn connection(&self, id: Option<&str>) -> Result<Arc<Connection>, TcpipError> {
         let m = self.get()?;
         let found = match id {
-            Some(id) => m.connection(id),
-            None => m.any_connection(),
+            Some(id) => m.connections.get(id),
+            None => m.connections.any(),
         };
         found.ok_or_else(|| TcpipError::NoConnection {
             id: id.unwrap_or("(any)").to_string(),

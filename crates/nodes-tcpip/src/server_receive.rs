@@ -96,10 +96,10 @@ impl Node for ServerReceive {
         let id = connection_id(&mut msg.local_environment, "Receive")?;
         let conn = self.port.connection(id.as_deref())?;
         let rt = self.port.get()?.runtime();
-        let got = rt.block_on(conn.read_record(&self.framing, self.timeouts));
+        let got = rt.block_on(conn.read_record(&self.framing, self.timeouts, false));
         let (record, seq) = match got {
-            Ok(Some(r)) => r,
-            Ok(None) => {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) => {
                 return Err(TcpipError::StreamClosed {
                     id: conn.id.clone(),
                     stream: "input",
