@@ -1,6 +1,10 @@
 //! TCP/IP nodes: TCPIPServerInput, TCPIPServerOutput and TCPIPServerReceive, sharing the
-//! connections of a port through one connection manager per port (see [`connection`]).
+//! connections of a port through one connection manager per port (see [`connection`]), and
+//! TCPIPClientInput, TCPIPClientOutput and TCPIPClientReceive, sharing a connection pool per
+//! remote `host:port` (see [`client_pool`]).
 
+pub mod client;
+pub mod client_pool;
 pub mod connection;
 pub mod framing;
 mod local_env;
@@ -11,6 +15,7 @@ pub mod server_receive;
 use bytes::Bytes;
 use sluice_node_api::{ExceptionKind, NodeError, NodeSpec};
 
+pub use client::{TCPIP_CLIENT_INPUT, TCPIP_CLIENT_OUTPUT, TCPIP_CLIENT_RECEIVE};
 pub use server_input::TCPIP_SERVER_INPUT;
 pub use server_output::TCPIP_SERVER_OUTPUT;
 pub use server_receive::TCPIP_SERVER_RECEIVE;
@@ -62,6 +67,16 @@ pub enum TcpipError {
     /// A body is longer than the fixed output record length.
     #[error("the body is {len} bytes, longer than the fixed record length of {max}")]
     OutputTooLong { len: usize, max: usize },
+    /// A client connection could not be opened, after the retries.
+    #[error("cannot connect to {to}: {source}")]
+    Connect {
+        to: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Every connection of a client pool is in use and none came free in time.
+    #[error("all {max} connections to {to} are in use")]
+    PoolExhausted { to: String, max: usize },
     /// The connection named is not open (never was, or closed).
     #[error("connection '{id}' is not open on port {port}")]
     NoConnection { id: String, port: u16 },
@@ -107,6 +122,9 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
         &TCPIP_SERVER_INPUT,
         &TCPIP_SERVER_OUTPUT,
         &TCPIP_SERVER_RECEIVE,
+        &TCPIP_CLIENT_INPUT,
+        &TCPIP_CLIENT_OUTPUT,
+        &TCPIP_CLIENT_RECEIVE,
     ] {
         r(s);
     }

@@ -93,50 +93,107 @@ pub fn listen_addr(
     }
 }
 
-struct ServerInput {
-    flow: String,
-    label: String,
-    addr: Option<SocketAddr>,
-    runtime: Option<tokio::runtime::Handle>,
-    framing: Framing,
-    timeouts: ReadTimeouts,
-    parsing: BodyParsing,
-    owner: u64,
-    tx: crossbeam_channel::Sender<Delivery>,
-    rx: crossbeam_channel::Receiver<Delivery>,
-    /// The port's manager while the flow runs.
-    manager: Mutex<Option<Arc<PortManager>>>,
+/// Where an input node's connections come from.
+pub enum Source {
+    /// Accepted on a server port.
+    Port {
+        addr: Option<SocketAddr>,
+        runtime: Option<tokio::runtime::Handle>,
+    },
+    /// Opened by a client pool.
+    Pool(crate::client::LazyPool),
+}
+
+/// What an input node holds while its flow runs.
+enum Held {
+    Port(Arc<PortManager>),
+    Pool(Arc<crate::client_pool::ClientPool>),
+}
+
+/// TCPIPServerInput and TCPIPClientInput: records of connections, one invocation each.
+pub struct RecordInput {
+    pub node_type: &'static str,
+    pub flow: String,
+    pub label: String,
+    pub source: Source,
+    pub framing: Framing,
+    pub timeouts: ReadTimeouts,
+    pub parsing: BodyParsing,
+    pub owner: u64,
+    pub tx: crossbeam_channel::Sender<Delivery>,
+    pub rx: crossbeam_channel::Receiver<Delivery>,
+    /// The port's manager or the pool while the flow runs.
+    held: Mutex<Option<Held>>,
+}
+
+impl RecordInput {
+    pub fn new(
+        node_type: &'static str,
+        b: &BuildContext,
+        source: Source,
+        framing: Framing,
+        timeouts: ReadTimeouts,
+        parsing: BodyParsing,
+    ) -> RecordInput {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        RecordInput {
+            node_type,
+            flow: b.flow.to_string(),
+            label: b.label.to_string(),
+            source,
+            framing,
+            timeouts,
+            parsing,
+            owner: next_id(),
+            tx,
+            rx,
+            held: Mutex::new(None),
+        }
+    }
 }
 
 impl BuildNode for ServerInputProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-        let framing = Framing::from_props(&self.detection)?;
-        let (tx, rx) = crossbeam_channel::unbounded();
-        Ok(NodeImpl::Input(Arc::new(ServerInput {
-            flow: b.flow.to_string(),
-            label: b.label.to_string(),
+        let source = Source::Port {
             addr: listen_addr(self.port, b.services)?,
             runtime: b.services.runtime.clone(),
-            framing,
-            timeouts: ReadTimeouts {
-                record: Duration::from_secs(self.read_timeout_secs),
-                first_byte: (self.idle_timeout_secs > 0)
-                    .then(|| Duration::from_secs(self.idle_timeout_secs)),
-            },
-            parsing: BodyParsing::from_props(&self.parsing)?,
-            owner: next_id(),
-            tx,
-            rx,
-            manager: Mutex::new(None),
-        })))
+        };
+        Ok(NodeImpl::Input(Arc::new(RecordInput::new(
+            "TCPIPServerInput",
+            b,
+            source,
+            Framing::from_props(&self.detection)?,
+            read_timeouts(self.read_timeout_secs, self.idle_timeout_secs),
+            BodyParsing::from_props(&self.parsing)?,
+        ))))
     }
 }
 
-impl ServerInput {
-    fn open_port(&self) -> Result<Arc<PortManager>, TcpipError> {
-        let addr = self.addr.ok_or(TcpipError::NoAddress)?;
-        let rt = self.runtime.as_ref().ok_or(TcpipError::NoRuntime)?;
-        PortManager::acquire(addr, rt)
+/// The timeouts of an input node's reads.
+pub fn read_timeouts(read_timeout_secs: u64, idle_timeout_secs: u64) -> ReadTimeouts {
+    ReadTimeouts {
+        record: Duration::from_secs(read_timeout_secs),
+        first_byte: (idle_timeout_secs > 0).then(|| Duration::from_secs(idle_timeout_secs)),
+    }
+}
+
+impl RecordInput {
+    fn open(&self, sink: Arc<InputSink>) -> Result<Held, TcpipError> {
+        match &self.source {
+            Source::Port { addr, runtime } => {
+                let addr = addr.ok_or(TcpipError::NoAddress)?;
+                let rt = runtime.as_ref().ok_or(TcpipError::NoRuntime)?;
+                let m = PortManager::acquire(addr, rt)?;
+                m.serve(sink);
+                tracing::info!(flow = %self.flow, node = %self.label, address = %m.addr, "Listening for TCP/IP connections.");
+                Ok(Held::Port(m))
+            }
+            Source::Pool(p) => {
+                let pool = p.get()?;
+                pool.serve(sink);
+                Ok(Held::Pool(Arc::clone(pool)))
+            }
+        }
     }
 
     fn handle(&self, runner: &mut dyn InstanceRunner, d: Delivery) {
@@ -238,7 +295,7 @@ impl ServerInput {
         mut e: NodeError,
     ) -> Result<(), NodeError> {
         e.exception.label.clone_from(&self.label);
-        e.exception.node_type = "TCPIPServerInput".into();
+        e.exception.node_type = self.node_type.into();
         if !runner.is_wired(ServerInputOutput::Failure.into()) {
             return Err(e);
         }
@@ -247,23 +304,22 @@ impl ServerInput {
     }
 }
 
-impl InputNode for ServerInput {
+impl InputNode for RecordInput {
     fn start(&self) {
-        match self.open_port() {
-            Ok(m) => {
-                m.serve(Arc::new(InputSink {
-                    owner: self.owner,
-                    framing: self.framing.clone(),
-                    timeouts: self.timeouts,
-                    tx: self.tx.clone(),
-                }));
-                tracing::info!(flow = %self.flow, node = %self.label, address = %m.addr, "Listening for TCP/IP connections.");
-                if let Ok(mut g) = self.manager.lock() {
-                    *g = Some(m);
+        let sink = Arc::new(InputSink {
+            owner: self.owner,
+            framing: self.framing.clone(),
+            timeouts: self.timeouts,
+            tx: self.tx.clone(),
+        });
+        match self.open(sink) {
+            Ok(h) => {
+                if let Ok(mut g) = self.held.lock() {
+                    *g = Some(h);
                 }
             }
             Err(error) => {
-                tracing::error!(%error, flow = %self.flow, node = %self.label, "The TCP/IP server input node cannot listen; it receives nothing.");
+                tracing::error!(%error, flow = %self.flow, node = %self.label, "The TCP/IP input node cannot start; it receives nothing.");
             }
         }
     }
@@ -279,9 +335,10 @@ impl InputNode for ServerInput {
     }
 
     fn stopped(&self) {
-        let m = self.manager.lock().ok().and_then(|mut g| g.take());
-        if let Some(m) = m {
-            m.unserve(self.owner);
+        match self.held.lock().ok().and_then(|mut g| g.take()) {
+            Some(Held::Port(m)) => m.unserve(self.owner),
+            Some(Held::Pool(p)) => p.unserve(self.owner),
+            None => {}
         }
         // Records handed over after the instances ended are let go: their connections go on
         // (with the flow's next version, after a redeploy).

@@ -131,6 +131,31 @@ const CASES: &[ComplianceCase] = &[
         ),
     ),
     case(
+        "TCPIPServerInput",
+        "record_detection: fixed_length, record_length_bytes: 2048",
+        Failing::Never("input node: started and stopped only"),
+    ),
+    // Built without the server's TCP/IP address (as here) and without a port, they have no
+    // port to use.
+    case("TCPIPServerOutput", "", fails_with("", XML)),
+    case("TCPIPServerReceive", "", fails_with("", XML)),
+    case(
+        "TCPIPClientInput",
+        "connection_details: '127.0.0.1:1', retry_attempts: 0",
+        Failing::Never("input node: started and stopped only"),
+    ),
+    // Port 1 on the loopback refuses connections at once.
+    case(
+        "TCPIPClientOutput",
+        "connection_details: '127.0.0.1:1', retry_attempts: 0",
+        fails_with("connection_details: '127.0.0.1:1', retry_attempts: 0", XML),
+    ),
+    case(
+        "TCPIPClientReceive",
+        "connection_details: '127.0.0.1:1', retry_attempts: 0",
+        fails_with("connection_details: '127.0.0.1:1', retry_attempts: 0", XML),
+    ),
+    case(
         "MQInput",
         "queue: COMPLIANCE.IN",
         Failing::Never("input node: started and stopped only"),
