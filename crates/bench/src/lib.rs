@@ -25,6 +25,7 @@ pub mod seeds;
 pub mod server;
 pub mod size;
 pub mod suite;
+pub mod tcpip;
 
 pub use driver::{Transport, TransportFactory};
 pub use error::BenchError;

@@ -22,6 +22,7 @@ use crate::report::{MachineInfo, ReportRow};
 use crate::seeds;
 use crate::server::{ServerConfig, ServerEndpoints, ServerProcess};
 use crate::suite::{Case, Persistence, Suite, TransportSpec};
+use crate::tcpip::TcpipFactory;
 
 /// What the caller supplies for the parts of a run that belong to other
 /// crates: setting a flow's instances, and transports other than HTTP.
@@ -344,6 +345,11 @@ fn factory_for(
             options.content_type = case.format.content_type().to_string();
             Ok(Box::new(HttpFactory::new(&url, options)?))
         }
+        TransportSpec::Tcpip { record_bytes, port } => Ok(Box::new(TcpipFactory::new(
+            &endpoints.host,
+            port.unwrap_or(endpoints.tcpip_port),
+            *record_bytes,
+        )?)),
         TransportSpec::Qm { .. } => Err(BenchError::Unsupported(
             "the queue-manager transport was not supplied by the caller".into(),
         )),

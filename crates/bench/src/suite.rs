@@ -10,7 +10,7 @@
 //! server_cores: 1           # optional: the server on this many cores, the driver on the rest
 //! tests:
 //!   - name: xml-echo
-//!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } } or floor
+//!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } }, { tcpip: { record_bytes: 2048 } } or floor
 //!     format: xml           # xml | json | soap | fixed | delimited
 //!     sizes: [2kB, 20kB, 200kB]
 //!     persistence: [NONE]   # NONE | FULL
@@ -133,6 +133,16 @@ pub enum TransportSpec {
         /// The URL path, for example `/samples/xml-echo`.
         path: String,
     },
+    /// Fixed-length records over a TCP connection to the server's TCP/IP port (a
+    /// TCPIPServerInput with fixed-length record detection echoed by TCPIPServerOutput): each
+    /// message is padded with spaces or cut to `record_bytes`, and the echo read back.
+    Tcpip {
+        /// The record length the flow expects.
+        record_bytes: usize,
+        /// A port of the flow's own; absent, the server's TCP/IP port (`--tcpip-port`).
+        #[serde(default)]
+        port: Option<u16>,
+    },
     /// The floor echo server inside the harness (no Sluice server needed).
     Floor,
 }
@@ -160,6 +170,10 @@ impl fmt::Display for TransportSpec {
                 )
             }
             TransportSpec::InProcess { path } => write!(f, "in-process {path}"),
+            TransportSpec::Tcpip { record_bytes, port } => match port {
+                Some(p) => write!(f, "tcpip :{p} {record_bytes}-byte records"),
+                None => write!(f, "tcpip {record_bytes}-byte records"),
+            },
             TransportSpec::Floor => f.write_str("floor"),
         }
     }

@@ -71,6 +71,12 @@ fn flow_for(server: &ServerEndpoints, case: &Case) -> Result<String, BenchError>
             ("HTTPInput", "path", path.clone())
         }
         TransportSpec::Qm { input, .. } => ("MQInput", "queue", input.clone()),
+        // A TCPIPServerInput on the shared port names no port: its `port` is null.
+        TransportSpec::Tcpip { port, .. } => (
+            "TCPIPServerInput",
+            "port",
+            port.map(|p| p.to_string()).unwrap_or_default(),
+        ),
         TransportSpec::Floor => {
             return Err(BenchError::Unsupported(
                 "the floor has no flow instances".into(),
@@ -82,11 +88,15 @@ fn flow_for(server: &ServerEndpoints, case: &Case) -> Result<String, BenchError>
         .into_iter()
         .flatten()
         .find(|f| {
-            f["nodes"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|n| n["type"] == kind && n["properties"][prop] == want.as_str())
+            f["nodes"].as_array().into_iter().flatten().any(|n| {
+                let v = &n["properties"][prop];
+                let same = match v {
+                    serde_json::Value::Null => want.is_empty(),
+                    serde_json::Value::Number(num) => num.to_string() == want,
+                    _ => v == want.as_str(),
+                };
+                n["type"] == kind && same
+            })
         })
         .and_then(|f| f["name"].as_str().map(str::to_string))
         .ok_or_else(|| BenchError::Unsupported(format!("no deployed flow has a {kind} on {want}")))
