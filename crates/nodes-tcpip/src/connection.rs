@@ -383,7 +383,7 @@ impl PortManager {
         }
         let listener = {
             let _in_runtime = runtime.enter();
-            bind(addr).map_err(|source| TcpipError::Bind { addr, source })?
+            bind_retrying(addr).map_err(|source| TcpipError::Bind { addr, source })?
         };
         let (sink, _) = watch::channel(None);
         let m = Arc::new(PortManager {
@@ -431,6 +431,21 @@ impl Drop for PortManager {
         let mut ports = lock(&PORTS);
         if ports.get(&self.addr).is_some_and(|w| w.strong_count() == 0) {
             ports.remove(&self.addr);
+        }
+    }
+}
+
+/// Bind, waiting a little while the port is still held: a manager just dropped (a flow
+/// stopped before its next version starts) closes its listener on the runtime, a moment later.
+fn bind_retrying(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let mut tries = 0;
+    loop {
+        match bind(addr) {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < 10 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            r => return r,
         }
     }
 }

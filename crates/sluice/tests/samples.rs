@@ -254,3 +254,21 @@ fn split_writes_one_queue_message_per_sale_list_and_replies_with_the_count() {
     }
     assert_eq!(n, 7);
 }
+
+#[test]
+fn tcpip_fixed_echoes_2048_byte_records_on_their_connection() {
+    use std::io::{Read, Write};
+    let s = server();
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", s.tcpip_port)).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut records = vec![b'a'; 2048];
+    records.extend(vec![b'b'; 2048]);
+    // Sent in uneven pieces: the records are found by length, not by write.
+    c.write_all(&records[..100]).unwrap();
+    c.write_all(&records[100..3000]).unwrap();
+    c.write_all(&records[3000..]).unwrap();
+    let mut back = vec![0; records.len()];
+    c.read_exact(&mut back).unwrap();
+    assert_eq!(back, records);
+}
