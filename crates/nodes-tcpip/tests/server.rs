@@ -240,3 +240,51 @@ fn a_port_in_use_is_reported_when_the_listener_opens() {
         Ok(_) => panic!("bound a port in use"),
     }
 }
+
+#[test]
+fn idle_connection_is_closed_after_the_idle_timeout_when_no_record_starts() {
+    let r = start(
+        "flow: idle\nnodes:\n  in: { type: TCPIPServerInput, record_detection: delimited, idle_timeout_secs: 1, wires: { out: [out], close: [closed] } }\n  out: { type: TCPIPServerOutput, output_record: delimited }\n  closed: { type: Capture }\n",
+    );
+    let mut c = connect(r.addr);
+    c.write_all(b"still here\n").unwrap();
+    assert_eq!(read_n(&mut c, 11), b"still here\n");
+    let quiet = Instant::now();
+    let mut rest = Vec::new();
+    assert_eq!(c.read_to_end(&mut rest).unwrap(), 0);
+    assert!(quiet.elapsed() >= Duration::from_millis(900));
+    assert_eq!(captured(&r, 1)[0].label, "closed");
+}
+
+#[test]
+fn close_after_send_output_stream_ends_what_the_peer_reads_but_not_what_it_sends() {
+    let r = start(
+        "flow: half-close\nnodes:\n  in: { type: TCPIPServerInput, record_detection: delimited, wires: { out: [out] } }\n  out: { type: TCPIPServerOutput, output_record: delimited, close_after_send: output_stream, wires: { failure: [cap] } }\n  cap: { type: Capture }\n",
+    );
+    let mut c = connect(r.addr);
+    c.write_all(b"one\n").unwrap();
+    let mut all = Vec::new();
+    c.read_to_end(&mut all).unwrap();
+    assert_eq!(all, b"one\n");
+    // The input stream is still read: the next record reaches the flow, whose send fails.
+    c.write_all(b"two\n").unwrap();
+    let got = captured(&r, 1);
+    assert!(
+        exception_text(&got[0]).contains("output stream"),
+        "{}",
+        exception_text(&got[0])
+    );
+}
+
+#[test]
+fn xml_records_are_parsed_and_a_malformed_one_goes_to_failure_when_parsing_is_immediate() {
+    let r = start(
+        "flow: xml\nnodes:\n  in: { type: TCPIPServerInput, record_detection: delimited, domain: XMLNSC, parse_timing: immediate, wires: { out: [ok], failure: [bad] } }\n  ok: { type: Capture }\n  bad: { type: Capture }\n",
+    );
+    let mut c = connect(r.addr);
+    c.write_all(b"<a>1</a>\n<a>1</b>\n").unwrap();
+    let got = captured(&r, 2);
+    assert_eq!(got[0].label, "ok");
+    assert_eq!(got[1].label, "bad");
+    assert!(exception_text(&got[1]).contains("ParserException"));
+}
