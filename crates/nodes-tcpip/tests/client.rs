@@ -102,3 +102,29 @@ fn client_output_fails_after_its_retries_when_nothing_listens() {
         "{ex}"
     );
 }
+
+#[test]
+fn client_receive_takes_the_timeout_terminal_when_the_server_never_answers() {
+    // A server that reads everything and answers nothing.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let remote = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut s, &mut std::io::sink());
+            });
+        }
+    });
+    let r = start(&format!(
+        "flow: silent\nnodes:\n  in: {{ type: TCPIPServerInput, record_detection: delimited, wires: {{ out: [ask] }} }}\n  ask: {{ type: TCPIPClientOutput, connection_details: '127.0.0.1:{remote}', max_connections: 1, output_record: delimited, wires: {{ out: [answer] }} }}\n  answer: {{ type: TCPIPClientReceive, connection_details: '127.0.0.1:{remote}', record_detection: delimited, read_timeout_secs: 1, wires: {{ timeout: [back] }} }}\n  back: {{ type: TCPIPServerOutput, output_delimiter: custom, output_record: delimited, output_custom_delimiter: \" (no answer)\\n\" }}\n"
+    ));
+    let mut c = connect(r.addr);
+    // Twice: the one pooled connection is given back after the first invocation timed out.
+    for word in ["ping", "pong"] {
+        let started = std::time::Instant::now();
+        c.write_all(format!("{word}\n").as_bytes()).unwrap();
+        let expected = format!("{word} (no answer)\n");
+        assert_eq!(read_n(&mut c, expected.len()), expected.as_bytes());
+        assert!(started.elapsed() >= Duration::from_millis(900));
+    }
+}
