@@ -153,6 +153,14 @@ impl RecordInput {
 }
 
 impl BuildNode for ServerInputProps {
+    /// Two input nodes on one port would each take some of its records.
+    fn claims(&self) -> Vec<String> {
+        vec![match self.port {
+            Some(p) => format!("TCP/IP port {p}"),
+            None => "the server's TCP/IP port (--tcpip-port)".to_string(),
+        }]
+    }
+
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         let source = Source::Port {
             addr: listen_addr(self.port, b.services)?,
