@@ -113,7 +113,7 @@ pub fn check_node(
     }
     let is_process = match build_alone(spec, case, env) {
         Ok((imp, outputs)) => match imp {
-            NodeImpl::Process(node) => {
+            NodeImpl::Process(node) | NodeImpl::ProcessAndInput(node, _) => {
                 for p in check_propagation(&*node, &outputs, case, env) {
                     problem(p);
                 }

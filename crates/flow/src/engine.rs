@@ -82,7 +82,7 @@ impl Flow {
             };
             match n.spec.build(&n.config, &bc) {
                 Ok(imp) => {
-                    if let NodeImpl::Process(p) = &imp
+                    if let Some(p) = imp.process()
                         && let Some(name) = p.label_name()
                     {
                         labels.insert(name.to_string(), i as u32);
@@ -172,7 +172,7 @@ impl Flow {
         msg: &mut Message,
     ) -> Result<(), NodeError> {
         let node = &self.nodes[target as usize];
-        let NodeImpl::Process(imp) = &node.imp else {
+        let Some(imp) = node.imp.process() else {
             return Err(NodeError::recoverable(format!(
                 "node '{}' is an input node and cannot be wired to (this is a bug, please report it)",
                 node.label
@@ -251,11 +251,17 @@ impl Flow {
         let stop = Arc::new(StopSignal::default());
         let mut threads = Vec::new();
         for (i, n) in self.nodes.iter().enumerate() {
-            let NodeImpl::Input(input) = &n.imp else {
+            let Some(input) = n.imp.input() else {
                 continue;
             };
             input.start();
-            for k in 0..self.instances {
+            // A node that is also invoked with messages runs one loop of its own (its
+            // timeouts), not one per instance.
+            let loops = match n.imp {
+                NodeImpl::Input(_) => self.instances,
+                _ => 1,
+            };
+            for k in 0..loops {
                 let flow = Arc::clone(self);
                 let input = Arc::clone(input);
                 let stop = Arc::clone(&stop);
@@ -415,7 +421,7 @@ impl RunningFlow {
             let _ = t.join();
         }
         for n in &self.flow.nodes {
-            if let NodeImpl::Input(i) = &n.imp {
+            if let Some(i) = n.imp.input() {
                 i.stopped();
             }
         }
@@ -426,10 +432,7 @@ impl RunningFlow {
         self.flow
             .nodes
             .iter()
-            .filter_map(|n| match &n.imp {
-                NodeImpl::Input(i) => Some(Arc::clone(i)),
-                _ => None,
-            })
+            .filter_map(|n| n.imp.input().map(Arc::clone))
             .collect()
     }
 }

@@ -119,6 +119,29 @@ pub enum NodeImpl {
     Input(Arc<dyn InputNode>),
     /// A node that is invoked with a message.
     Process(Arc<dyn Node>),
+    /// A node that is invoked with a message and also starts invocations of its own when no
+    /// message arrives (AggregateReply's timeouts, Resequence's missing-number timeouts): the
+    /// engine wires it as a `Process` node and runs one loop of its `InputNode` beside the
+    /// flow's instances, whose invocations propagate from this node's terminals.
+    ProcessAndInput(Arc<dyn Node>, Arc<dyn InputNode>),
+}
+
+impl NodeImpl {
+    /// The node messages are given to, unless it is an input node only.
+    pub fn process(&self) -> Option<&Arc<dyn Node>> {
+        match self {
+            NodeImpl::Process(p) | NodeImpl::ProcessAndInput(p, _) => Some(p),
+            NodeImpl::Input(_) => None,
+        }
+    }
+
+    /// The loop that starts invocations, if the node has one.
+    pub fn input(&self) -> Option<&Arc<dyn InputNode>> {
+        match self {
+            NodeImpl::Input(i) | NodeImpl::ProcessAndInput(_, i) => Some(i),
+            NodeImpl::Process(_) => None,
+        }
+    }
 }
 
 /// A node type's property set that builds the node: implemented once per node type.
