@@ -1,6 +1,6 @@
 //! Every node family, for the server and the binary: each family is a crate of its own
-//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-tcpip`), so that a change to one
-//! rebuilds only it and what bundles it; this crate registers them all.
+//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-patterns`, `-tcpip`), so that a change
+//! to one rebuilds only it and what bundles it; this crate registers them all.
 
 pub use sluice_nodes_core::{core, domains, routing, terminals};
 pub use sluice_nodes_esql as esql;
@@ -8,6 +8,7 @@ pub use sluice_nodes_file as file;
 pub use sluice_nodes_http as http;
 pub use sluice_nodes_mq as mq;
 pub use sluice_nodes_tcpip as tcpip;
+pub use sluice_nodes_patterns as patterns;
 
 use sluice_node_api::NodeSpec;
 
@@ -19,4 +20,5 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     http::register(r);
     mq::register(r);
     tcpip::register(r);
+    patterns::register(r);
 }

@@ -172,6 +172,22 @@ const CASES: &[ComplianceCase] = &[
         "queue: COMPLIANCE.GET",
         fails_with("queue: COMPLIANCE.NOGET", XML),
     ),
+    case(
+        "AggregateControl",
+        "aggregate_name: COMPLIANCE, timeout_secs: 5",
+        Failing::Never("it fails only when the queue manager refuses its state"),
+    ),
+    // A message that passed no AggregateControl node belongs to no aggregation.
+    case(
+        "AggregateRequest",
+        "folder_name: Part",
+        fails_with("folder_name: Part", XML),
+    ),
+    case(
+        "AggregateReply",
+        "aggregate_name: COMPLIANCE",
+        Failing::Never("a message that answers no request goes to `unknown`; it fails only when the queue manager refuses its state"),
+    ),
 ];
 
 const ESQL: &str = "
