@@ -1,17 +1,20 @@
 //! Integration pattern nodes whose state lives in the embedded queue manager, so that it
 //! survives a restart and is shared by every instance of a flow (and by the flows of a server):
-//! AggregateControl, AggregateRequest and AggregateReply (fan-out and fan-in of requests).
+//! AggregateControl, AggregateRequest and AggregateReply (fan-out and fan-in of requests), and
+//! Sequence (numbers per sequence group).
 //!
 //! The state is kept as messages on system queues the nodes define on first use (see
 //! [`state`]); every change joins the invocation's unit of work, so a flow that rolls back
 //! leaves no half-recorded state behind.
 
 pub mod aggregate;
+pub mod sequence;
 pub mod state;
 
 use sluice_node_api::NodeSpec;
 
 pub use aggregate::{AGGREGATE_CONTROL, AGGREGATE_REPLY, AGGREGATE_REQUEST};
+pub use sequence::SEQUENCE;
 
 /// What goes wrong with the state the pattern nodes keep in the queue manager.
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +41,12 @@ impl From<PatternError> for sluice_node_api::NodeError {
 }
 
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
-    for s in [&AGGREGATE_CONTROL, &AGGREGATE_REQUEST, &AGGREGATE_REPLY] {
+    for s in [
+        &AGGREGATE_CONTROL,
+        &AGGREGATE_REQUEST,
+        &AGGREGATE_REPLY,
+        &SEQUENCE,
+    ] {
         r(s);
     }
 }

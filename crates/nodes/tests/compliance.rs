@@ -186,7 +186,14 @@ const CASES: &[ComplianceCase] = &[
     case(
         "AggregateReply",
         "aggregate_name: COMPLIANCE",
-        Failing::Never("a message that answers no request goes to `unknown`; it fails only when the queue manager refuses its state"),
+        Failing::Never(
+            "a message that answers no request goes to `unknown`; it fails only when the queue manager refuses its state",
+        ),
+    ),
+    case(
+        "Sequence",
+        "sequence_group_path: '$Body/a'",
+        fails_with("sequence_group_path: '$Body/a'", BROKEN_XML),
     ),
 ];
 
