@@ -1,19 +1,22 @@
 //! Integration pattern nodes whose state lives in the embedded queue manager, so that it
 //! survives a restart and is shared by every instance of a flow (and by the flows of a server):
 //! AggregateControl, AggregateRequest and AggregateReply (fan-out and fan-in of requests), and
-//! Sequence (numbers per sequence group).
+//! Sequence (numbers per sequence group) and Resequence (release in sequence order).
 //!
 //! The state is kept as messages on system queues the nodes define on first use (see
 //! [`state`]); every change joins the invocation's unit of work, so a flow that rolls back
 //! leaves no half-recorded state behind.
 
 pub mod aggregate;
+pub mod resequence;
 pub mod sequence;
 pub mod state;
+mod stored;
 
 use sluice_node_api::NodeSpec;
 
 pub use aggregate::{AGGREGATE_CONTROL, AGGREGATE_REPLY, AGGREGATE_REQUEST};
+pub use resequence::RESEQUENCE;
 pub use sequence::SEQUENCE;
 
 /// What goes wrong with the state the pattern nodes keep in the queue manager.
@@ -45,6 +48,7 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
         &AGGREGATE_CONTROL,
         &AGGREGATE_REQUEST,
         &AGGREGATE_REPLY,
+        &RESEQUENCE,
         &SEQUENCE,
     ] {
         r(s);

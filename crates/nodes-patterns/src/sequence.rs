@@ -4,28 +4,23 @@
 //! of the group waits until this one's invocation commits (its number is then used) or rolls
 //! back (it is given again), so numbers stay in order across instances and restarts.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
-    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Resource, ResourceError, Runs,
-    Terminal, Terminals, properties, terminals,
+    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
+    terminals,
 };
-use sluice_qm::{GetOptions, MsgId, Persistence, PropertyValue, PutOptions, QueueManager};
+use sluice_qm::{GetOptions, Persistence, PropertyValue, PutOptions, QueueManager};
 use sluice_tree::xpath::{XPath, XPathContext};
 use sluice_tree::{Text, Value, field_type};
 
 use crate::PatternError;
-use crate::state::{self, Queues};
+use crate::state::{self, GroupWork, HELD, Queues, key_id};
 
 pub const SEQUENCE_QUEUE: &str = "SYSTEM.SLUICE.SEQUENCE";
 const P_KEY: &str = "sluice.sequenceKey";
 const P_NUMBER: &str = "sluice.number";
-
-/// How long a message waits for its group's number while another invocation holds it.
-const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 terminals! {
     /// Sequence's inputs.
@@ -100,102 +95,6 @@ struct Sequence {
     group: Option<XPath>,
     name: String,
     queues: Queues,
-}
-
-/// The groups an invocation of this server is numbering. A group's state message is out of
-/// its queue while an invocation holds it, so "not on the queue" cannot tell a new group from a
-/// held one: the holder is recorded here instead, from its get until its commit or rollback
-/// ended (one server per queue manager, so this process sees every holder).
-#[derive(Default)]
-struct Held {
-    keys: Mutex<HashSet<MsgId>>,
-    released: Condvar,
-}
-
-static HELD: std::sync::LazyLock<Held> = std::sync::LazyLock::new(Held::default);
-
-impl Held {
-    /// Wait until no invocation holds `key`, then hold it.
-    fn acquire(&self, key: MsgId) -> Result<(), PatternError> {
-        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
-        let start = std::time::Instant::now();
-        while keys.contains(&key) {
-            if start.elapsed() >= LOCK_WAIT {
-                return Err(PatternError::Busy {
-                    id: sluice_qm::id_to_hex(&key),
-                    secs: LOCK_WAIT.as_secs(),
-                });
-            }
-            keys = self
-                .released
-                .wait_timeout(keys, LOCK_WAIT)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
-        keys.insert(key);
-        Ok(())
-    }
-
-    fn release(&self, key: &MsgId) {
-        self.keys
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(key);
-        self.released.notify_all();
-    }
-}
-
-/// A group's number, changed in a queue unit of work of its own that the invocation's unit of
-/// work ends: committed (then the group released) when the invocation commits. It commits
-/// before the input node's get: should that commit fail, the message comes again and takes
-/// the next number, leaving a gap, never a duplicate.
-struct GroupWork {
-    uow: Option<sluice_qm::UnitOfWork>,
-    key: MsgId,
-}
-
-impl Resource for GroupWork {
-    fn commit(&mut self) -> Result<(), ResourceError> {
-        let r = match self.uow.take() {
-            Some(u) => u
-                .commit()
-                .map_err(|e| ResourceError::new("a sequence group's number", e)),
-            None => Ok(()),
-        };
-        HELD.release(&self.key);
-        r
-    }
-
-    fn rollback(&mut self) {
-        if let Some(u) = self.uow.take() {
-            u.rollback();
-        }
-        HELD.release(&self.key);
-    }
-}
-
-impl Drop for GroupWork {
-    fn drop(&mut self) {
-        if let Some(u) = self.uow.take() {
-            u.rollback();
-            HELD.release(&self.key);
-        }
-    }
-}
-
-/// A group's key as a 24-byte id: three FNV-1a hashes of the name and group (the full key is
-/// kept beside it and checked, so a collision is reported, never merged).
-fn key_id(key: &str) -> MsgId {
-    let mut id = [0u8; 24];
-    for (i, chunk) in id.chunks_mut(8).enumerate() {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        for b in key.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        chunk.copy_from_slice(&h.to_be_bytes());
-    }
-    id
 }
 
 impl Sequence {

@@ -12,12 +12,15 @@
 //! control message is also its lock: whoever changes the aggregation gets it under its unit of
 //! work first, and puts it back (or not, when the aggregation ends) in the same unit of work.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
 
 use sluice_node_api::{Invocation, Message, Resource, ResourceError};
 use sluice_nodes_mq::QueueWork;
 use sluice_nodes_mq::headers;
-use sluice_qm::{Persistence, QmError, QueueDef, QueueManager};
+use sluice_qm::{MsgId, Persistence, QmError, QueueDef, QueueManager};
 use sluice_tree::Value;
 
 use crate::PatternError;
@@ -138,4 +141,103 @@ pub(crate) fn int_property(m: &sluice_qm::Message, name: &str) -> i64 {
         Some(sluice_qm::PropertyValue::Int(i)) => *i,
         _ => 0,
     }
+}
+
+/// How long a message waits for a group another invocation holds.
+pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// The groups (Sequence's, Resequence's) an invocation of this server holds. A group's state message is out of
+/// its queue while an invocation holds it, so "not on the queue" cannot tell a new group from a
+/// held one: the holder is recorded here instead, from its get until its commit or rollback
+/// ended (one server per queue manager, so this process sees every holder).
+#[derive(Default)]
+pub(crate) struct Held {
+    keys: Mutex<HashSet<MsgId>>,
+    released: Condvar,
+}
+
+pub(crate) static HELD: std::sync::LazyLock<Held> = std::sync::LazyLock::new(Held::default);
+
+impl Held {
+    /// Wait until no invocation holds `key`, then hold it.
+    pub(crate) fn acquire(&self, key: MsgId) -> Result<(), PatternError> {
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        let start = std::time::Instant::now();
+        while keys.contains(&key) {
+            if start.elapsed() >= LOCK_WAIT {
+                return Err(PatternError::Busy {
+                    id: sluice_qm::id_to_hex(&key),
+                    secs: LOCK_WAIT.as_secs(),
+                });
+            }
+            keys = self
+                .released
+                .wait_timeout(keys, LOCK_WAIT)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        keys.insert(key);
+        Ok(())
+    }
+
+    pub(crate) fn release(&self, key: &MsgId) {
+        self.keys
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+        self.released.notify_all();
+    }
+}
+
+/// A group's number, changed in a queue unit of work of its own that the invocation's unit of
+/// work ends: committed (then the group released) when the invocation commits. It commits
+/// before the input node's get: should that commit fail, the message comes again and takes
+/// the next number, leaving a gap, never a duplicate.
+pub(crate) struct GroupWork {
+    pub(crate) uow: Option<sluice_qm::UnitOfWork>,
+    pub(crate) key: MsgId,
+}
+
+impl Resource for GroupWork {
+    fn commit(&mut self) -> Result<(), ResourceError> {
+        let r = match self.uow.take() {
+            Some(u) => u
+                .commit()
+                .map_err(|e| ResourceError::new("a sequence group's state", e)),
+            None => Ok(()),
+        };
+        HELD.release(&self.key);
+        r
+    }
+
+    fn rollback(&mut self) {
+        if let Some(u) = self.uow.take() {
+            u.rollback();
+        }
+        HELD.release(&self.key);
+    }
+}
+
+impl Drop for GroupWork {
+    fn drop(&mut self) {
+        if let Some(u) = self.uow.take() {
+            u.rollback();
+            HELD.release(&self.key);
+        }
+    }
+}
+
+/// A group's key as a 24-byte id: three FNV-1a hashes of the name and group (the full key is
+/// kept beside it and checked, so a collision is reported, never merged).
+pub(crate) fn key_id(key: &str) -> MsgId {
+    let mut id = [0u8; 24];
+    for (i, chunk) in id.chunks_mut(8).enumerate() {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        for b in key.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        chunk.copy_from_slice(&h.to_be_bytes());
+    }
+    id
 }

@@ -191,6 +191,11 @@ const CASES: &[ComplianceCase] = &[
         ),
     ),
     case(
+        "Resequence",
+        "sequence_number_path: '$Body/a'",
+        fails_with("sequence_number_path: '$Body/a'", BROKEN_XML),
+    ),
+    case(
         "Sequence",
         "sequence_group_path: '$Body/a'",
         fails_with("sequence_group_path: '$Body/a'", BROKEN_XML),

@@ -9,7 +9,6 @@ use sluice_node_api::{
     InstanceRunner, Invocation, Message, Node, NodeBuilder, NodeError, NodeExample, NodeImpl,
     NodeSpec, Runs, Terminal, Terminals, properties, terminals,
 };
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, Domain, ParseTiming};
 use sluice_nodes_mq::{QueueWork, headers};
 use sluice_qm::{
     BrowseCursor, GetOptions, ID_NONE, MsgId, PropertyValue, PutOptions, QueueManager, UnitOfWork,
@@ -19,9 +18,9 @@ use sluice_tree::{Position, Text, Value, field_type};
 use super::REPLY_BODY;
 use crate::PatternError;
 use crate::state::{
-    self, AGGR_CONTROL, AGGR_REPLY, AGGR_REQUEST, P_CORREL, P_DEADLINE, P_DOMAIN, P_FOLDER, P_NAME,
-    P_PRIORITY, Queues,
+    self, AGGR_CONTROL, AGGR_REPLY, AGGR_REQUEST, P_DEADLINE, P_FOLDER, P_NAME, Queues,
 };
+use crate::stored::{parsing_of, restore, stored_form};
 
 terminals! {
     /// AggregateReply's inputs.
@@ -321,28 +320,6 @@ impl InputNode for AggregateReply {
     }
 }
 
-/// The reply as it is kept on the reply queue: its body serialised, the CorrelId the
-/// aggregation's id (to find it again) and what it replaced in properties.
-fn stored_form(msg: &mut Message, aggr: MsgId) -> Result<sluice_qm::Message, NodeError> {
-    let domain = match msg.body()? {
-        Some(b) => String::from_utf8_lossy(msg.root.name_bytes(b)).into_owned(),
-        None => "BLOB".to_string(),
-    };
-    let (body, _) = sluice_nodes_core::domains::serialize_body(msg)?;
-    let mut m = headers::from_tree(msg, body)?;
-    m.set_property(
-        P_CORREL,
-        PropertyValue::Bytes(bytes::Bytes::copy_from_slice(&m.md.correl_id)),
-    );
-    m.set_property(P_PRIORITY, PropertyValue::Int(i64::from(m.md.priority)));
-    m.set_property(P_DOMAIN, PropertyValue::String(domain));
-    m.md.correl_id = aggr;
-    m.md.priority = 0;
-    m.md.expiry = -1;
-    m.md.msg_id = ID_NONE;
-    Ok(m)
-}
-
 /// Every stored reply of aggregation `aggr`, taken under `uow`, in arrival order.
 fn take_replies(uow: &mut UnitOfWork, aggr: MsgId) -> Result<Vec<StoredReply>, NodeError> {
     let mut out = Vec::new();
@@ -368,38 +345,6 @@ fn drop_requests(uow: &mut UnitOfWork, aggr: MsgId) -> Result<(), NodeError> {
         .is_some()
     {}
     Ok(())
-}
-
-/// A stored reply's headers as a message tree (its body left out), its domain and its body.
-fn restore(mut m: sluice_qm::Message) -> Result<(Message, Domain, bytes::Bytes), NodeError> {
-    let domain = match state::text_property(&m, P_DOMAIN).as_str() {
-        "XMLNSC" => Domain::Xmlnsc,
-        "JSON" => Domain::Json,
-        _ => Domain::Blob,
-    };
-    if let Some(PropertyValue::Bytes(c)) = m.property(P_CORREL).cloned()
-        && c.len() == 24
-    {
-        m.md.correl_id.copy_from_slice(&c);
-    }
-    m.md.priority = state::int_property(&m, P_PRIORITY).clamp(0, 9) as u8;
-    m.md.expiry = -1;
-    m.properties.retain(|(n, _)| !n.starts_with("sluice."));
-    // The body was stored as its domain's serialiser wrote it (UTF-8 for XML and JSON): it is
-    // parsed apart, without the descriptor's CCSID.
-    let body = std::mem::take(&mut m.body);
-    let headers = headers::to_tree(&m, &BodyParsing::blob())?;
-    Ok((headers, domain, body))
-}
-
-fn parsing_of(domain: Domain) -> Result<BodyParsing, NodeError> {
-    let props = BodyParsingProps {
-        domain,
-        parse_timing: ParseTiming::OnDemand,
-        opaque_elements: Vec::new(),
-    };
-    BodyParsing::from_props(&props)
-        .map_err(|e| NodeError::recoverable(format!("a stored reply: {}", e.message)))
 }
 
 /// The combined reply: `Root.Properties` (the first reply's), then
@@ -457,6 +402,7 @@ fn combined(replies: Vec<StoredReply>) -> Result<Message, NodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::P_DOMAIN;
 
     fn stored(folder: &str, body: &str) -> StoredReply {
         let mut m = sluice_qm::Message::new(body.to_string());

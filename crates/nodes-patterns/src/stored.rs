@@ -1,0 +1,80 @@
+//! How a message is kept on a state queue while a pattern node holds it (an aggregation's
+//! replies, Resequence's early messages): its headers as the queue message's descriptor and
+//! properties, its body serialised in its domain (UTF-8 for XML and JSON), and what the
+//! descriptor lost in `sluice.*` properties.
+
+use sluice_node_api::{Message, NodeError};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, Domain, ParseTiming};
+use sluice_nodes_mq::headers;
+use sluice_qm::{ID_NONE, MsgId, PropertyValue};
+
+use crate::state::{self, P_CORREL, P_DOMAIN, P_PRIORITY};
+
+/// The message as it is kept on a state queue: its body serialised, the CorrelId `key` (to
+/// find it again) and what it replaced in properties.
+pub(crate) fn stored_form(msg: &mut Message, key: MsgId) -> Result<sluice_qm::Message, NodeError> {
+    let domain = match msg.body()? {
+        Some(b) => String::from_utf8_lossy(msg.root.name_bytes(b)).into_owned(),
+        None => "BLOB".to_string(),
+    };
+    let (body, _) = sluice_nodes_core::domains::serialize_body(msg)?;
+    let mut m = headers::from_tree(msg, body)?;
+    m.set_property(
+        P_CORREL,
+        PropertyValue::Bytes(bytes::Bytes::copy_from_slice(&m.md.correl_id)),
+    );
+    m.set_property(P_PRIORITY, PropertyValue::Int(i64::from(m.md.priority)));
+    m.set_property(P_DOMAIN, PropertyValue::String(domain));
+    m.md.correl_id = key;
+    m.md.priority = 0;
+    m.md.expiry = -1;
+    m.md.msg_id = ID_NONE;
+    Ok(m)
+}
+
+/// A stored reply's headers as a message tree (its body left out), its domain and its body.
+pub(crate) fn restore(
+    mut m: sluice_qm::Message,
+) -> Result<(Message, Domain, bytes::Bytes), NodeError> {
+    let domain = match state::text_property(&m, P_DOMAIN).as_str() {
+        "XMLNSC" => Domain::Xmlnsc,
+        "JSON" => Domain::Json,
+        _ => Domain::Blob,
+    };
+    if let Some(PropertyValue::Bytes(c)) = m.property(P_CORREL).cloned()
+        && c.len() == 24
+    {
+        m.md.correl_id.copy_from_slice(&c);
+    }
+    m.md.priority = state::int_property(&m, P_PRIORITY).clamp(0, 9) as u8;
+    m.md.expiry = -1;
+    m.properties.retain(|(n, _)| !n.starts_with("sluice."));
+    // The body was stored as its domain's serialiser wrote it (UTF-8 for XML and JSON): it is
+    // parsed apart, without the descriptor's CCSID.
+    let body = std::mem::take(&mut m.body);
+    let headers = headers::to_tree(&m, &BodyParsing::blob())?;
+    Ok((headers, domain, body))
+}
+
+pub(crate) fn parsing_of(domain: Domain) -> Result<BodyParsing, NodeError> {
+    let props = BodyParsingProps {
+        domain,
+        parse_timing: ParseTiming::OnDemand,
+        opaque_elements: Vec::new(),
+    };
+    BodyParsing::from_props(&props)
+        .map_err(|e| NodeError::recoverable(format!("a stored reply: {}", e.message)))
+}
+
+/// A stored message as the message it was (its LocalEnvironment and Environment are not kept).
+pub(crate) fn restore_message(m: sluice_qm::Message) -> Result<Message, NodeError> {
+    let (mut msg, domain, body) = restore(m)?;
+    let r = msg.root.root();
+    if let Some(b) = msg.root.peek_last_child(r)
+        && msg.root.name_bytes(b) == b"BLOB"
+    {
+        msg.root.delete(b)?;
+    }
+    parsing_of(domain)?.attach(&mut msg.root, body)?;
+    Ok(msg)
+}
