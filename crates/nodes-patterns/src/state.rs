@@ -3,7 +3,7 @@
 //!
 //! | queue | one message per | MsgId | CorrelId | properties |
 //! |---|---|---|---|---|
-//! | `SYSTEM.SLUICE.AGGR.CONTROL` | aggregation in flight | aggregation id | — | `sluice.aggregateName`, `sluice.deadline` (ms since the epoch, 0 = none) |
+//! | `SYSTEM.SLUICE.AGGR.CONTROL` | aggregation in flight | aggregation id | — | `sluice.aggregateName`, `sluice.deadline` (ms since the epoch, 0 = none), `sluice.expected` (requests sent), `sluice.received` (replies filed) |
 //! | `SYSTEM.SLUICE.AGGR.REQUEST` | request not yet answered | the request's MsgId | aggregation id | `sluice.folder` |
 //! | `SYSTEM.SLUICE.AGGR.REPLY` | reply stored until the aggregation completes | the reply's | aggregation id | `sluice.folder`, `sluice.domain`, `sluice.correlId`, `sluice.priority` |
 //!
@@ -31,6 +31,8 @@ pub const AGGR_REPLY: &str = "SYSTEM.SLUICE.AGGR.REPLY";
 
 pub(crate) const P_NAME: &str = "sluice.aggregateName";
 pub(crate) const P_DEADLINE: &str = "sluice.deadline";
+pub(crate) const P_EXPECTED: &str = "sluice.expected";
+pub(crate) const P_RECEIVED: &str = "sluice.received";
 pub(crate) const P_FOLDER: &str = "sluice.folder";
 pub(crate) const P_DOMAIN: &str = "sluice.domain";
 pub(crate) const P_CORREL: &str = "sluice.correlId";

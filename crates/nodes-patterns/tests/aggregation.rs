@@ -166,7 +166,7 @@ fn aggregation_combines_four_replies_into_one_message_when_all_arrive() {
         request(&qm, Persistence::NotPersistent);
     }
     for _ in 0..3 {
-        let out = wait_for(&qm, "AGGREGATION.OUT", 5).unwrap_or_else(|| panic!("{}", depths(&qm)));
+        let out = wait_for(&qm, "AGGREGATION.OUT", 20).unwrap_or_else(|| panic!("{}", depths(&qm)));
         assert!(out.contains("<replies>4</replies>"), "{out}");
         for (folder, item) in [
             ("Backend1", "flight"),

@@ -7,11 +7,17 @@ use sluice_node_api::{
     NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
     terminals,
 };
-use sluice_qm::{PropertyValue, PutOptions, QueueManager};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sluice_node_api::{Resource, ResourceError};
+use sluice_qm::{MsgId, PropertyValue, PutOptions, QueueManager};
 use sluice_tree::{Text, Value, field_type};
 
 use super::CONTROL_FOLDER;
-use crate::state::{self, AGGR_CONTROL, AGGR_REPLY, AGGR_REQUEST, P_DEADLINE, P_NAME, Queues};
+use crate::state::{
+    self, AGGR_CONTROL, AGGR_REPLY, AGGR_REQUEST, P_DEADLINE, P_EXPECTED, P_NAME, P_RECEIVED,
+    Queues,
+};
 
 terminals! {
     /// AggregateControl's inputs.
@@ -79,6 +85,65 @@ struct AggregateControl {
     queues: Queues,
 }
 
+/// An aggregation's id: unique in this server and across its restarts (the time, a counter,
+/// the process).
+fn new_aggregation_id() -> MsgId {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut id = [0u8; 24];
+    id[..4].copy_from_slice(b"AGGR");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    id[4..12].copy_from_slice(&nanos.to_be_bytes());
+    id[12..20].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
+    id[20..24].copy_from_slice(&std::process::id().to_be_bytes());
+    id
+}
+
+/// An aggregation being started by the invocation: its control message, put when the
+/// invocation commits. It joins the unit of work after the input node's queue work and so
+/// commits just before it: the control message is visible before any request is sent, and a
+/// reply finds the number of requests to wait for in it, whatever order the commit makes the
+/// requests' records visible in. A rollback records nothing; a failure of the queue commit
+/// after it leaves an aggregation with no request, which its timeout ends.
+pub(crate) struct ControlRecord {
+    qm: Arc<QueueManager>,
+    id: MsgId,
+    name: String,
+    deadline: u64,
+    persistence: sluice_qm::Persistence,
+    /// Requests the AggregateRequest nodes recorded.
+    pub(crate) expected: i64,
+}
+
+impl ControlRecord {
+    pub(crate) fn key(id: &MsgId) -> String {
+        format!("aggregate {}", sluice_qm::id_to_hex(id))
+    }
+}
+
+impl Resource for ControlRecord {
+    fn commit(&mut self) -> Result<(), ResourceError> {
+        if self.expected == 0 {
+            return Ok(());
+        }
+        let mut control = sluice_qm::Message::new(bytes::Bytes::new());
+        control.md.msg_id = self.id;
+        control.md.persistence = self.persistence;
+        control.set_property(P_NAME, PropertyValue::String(self.name.clone()));
+        control.set_property(P_DEADLINE, PropertyValue::Int(self.deadline as i64));
+        control.set_property(P_EXPECTED, PropertyValue::Int(self.expected));
+        control.set_property(P_RECEIVED, PropertyValue::Int(0));
+        self.qm
+            .put(AGGR_CONTROL, control, &PutOptions::default())
+            .map(|_| ())
+            .map_err(|e| ResourceError::new("an aggregation's control message", e))
+    }
+
+    fn rollback(&mut self) {}
+}
+
 impl Node for AggregateControl {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         self.queues
@@ -88,13 +153,20 @@ impl Node for AggregateControl {
             0 => 0,
             s => state::now_ms().saturating_add(s.saturating_mul(1000)),
         };
-        let mut control = sluice_qm::Message::new(bytes::Bytes::new());
-        control.md.persistence = persistence;
-        control.set_property(P_NAME, PropertyValue::String(self.name.clone()));
-        control.set_property(P_DEADLINE, PropertyValue::Int(deadline as i64));
-        let id = state::work(ctx.inv, &self.qm)?
-            .put(AGGR_CONTROL, control, &PutOptions::default())
-            .map_err(state::queue_error(AGGR_CONTROL))?;
+        let id = new_aggregation_id();
+        // The control message is put when the invocation commits, with the number of requests
+        // the AggregateRequest nodes recorded meanwhile.
+        ctx.inv.unit_of_work.join(
+            &ControlRecord::key(&id),
+            ControlRecord {
+                qm: Arc::clone(&self.qm),
+                id,
+                name: self.name.clone(),
+                deadline,
+                persistence,
+                expected: 0,
+            },
+        );
         let mut out = msg.clone();
         let le = &mut out.local_environment;
         let r = le.root();

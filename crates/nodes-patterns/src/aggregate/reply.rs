@@ -18,7 +18,8 @@ use sluice_tree::{Position, Text, Value, field_type};
 use super::REPLY_BODY;
 use crate::PatternError;
 use crate::state::{
-    self, AGGR_CONTROL, AGGR_REPLY, AGGR_REQUEST, P_DEADLINE, P_FOLDER, P_NAME, Queues,
+    self, AGGR_CONTROL, AGGR_REPLY, AGGR_REQUEST, P_DEADLINE, P_EXPECTED, P_FOLDER, P_NAME,
+    P_RECEIVED, Queues,
 };
 use crate::stored::{parsing_of, restore, stored_form};
 
@@ -86,6 +87,8 @@ properties! {
 
 /// How long a reply waits for an aggregation that another invocation is changing.
 const LOCK_WAIT: Duration = Duration::from_secs(30);
+/// How long a reply that matches no request waits for one to become visible.
+const UNKNOWN_GRACE: Duration = Duration::from_secs(1);
 /// How often the timeout loop looks for aggregations that timed out.
 const TICK: Duration = Duration::from_millis(250);
 /// A timeout whose propagation failed this many times is dropped, with an error logged.
@@ -136,10 +139,23 @@ impl AggregateReply {
             return Ok(None);
         };
         let by_msg_id = GetOptions::new().msg_id(correl);
-        let request = self
+        let mut request = self
             .qm
             .browse(AGGR_REQUEST, &by_msg_id, &mut BrowseCursor::new())
             .map_err(state::queue_error(AGGR_REQUEST))?;
+        if request.is_none() {
+            // A commit makes its puts visible one queue after the other: a back-end can
+            // answer a request before the same commit has made its record visible. A reply
+            // is called unknown only once that moment has surely passed.
+            request = self
+                .qm
+                .browse(
+                    AGGR_REQUEST,
+                    &by_msg_id.clone().wait(UNKNOWN_GRACE),
+                    &mut BrowseCursor::new(),
+                )
+                .map_err(state::queue_error(AGGR_REQUEST))?;
+        }
         let Some(request) = request else {
             return Ok(None);
         };
@@ -188,15 +204,10 @@ impl AggregateReply {
             folder,
             msg: stored,
         };
-        let pending = self
-            .qm
-            .browse(
-                AGGR_REQUEST,
-                &GetOptions::new().correl_id(aggr),
-                &mut BrowseCursor::new(),
-            )
-            .map_err(state::queue_error(AGGR_REQUEST))?;
-        if pending.is_some() {
+        let received = state::int_property(&control, P_RECEIVED) + 1;
+        if received < state::int_property(&control, P_EXPECTED) {
+            let mut control = control;
+            control.set_property(P_RECEIVED, PropertyValue::Int(received));
             uow.put(AGGR_REPLY, this.msg, &PutOptions::default())
                 .map_err(state::queue_error(AGGR_REPLY))?;
             uow.put(AGGR_CONTROL, control, &PutOptions::default())

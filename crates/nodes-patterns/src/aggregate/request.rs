@@ -11,6 +11,7 @@ use sluice_qm::{MsgId, Persistence, PropertyValue, PutOptions, QueueManager};
 use sluice_tree::{Tree, Value};
 
 use super::CONTROL_FOLDER;
+use super::control::ControlRecord;
 use crate::state::{self, AGGR_CONTROL, AGGR_REPLY, AGGR_REQUEST, P_FOLDER, Queues};
 
 terminals! {
@@ -153,6 +154,7 @@ impl Node for AggregateRequest {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let (aggr, persistence) = aggregation_of(&mut msg.local_environment)?;
         let ids = written_msg_ids(&mut msg.local_environment)?;
+        let count = ids.len() as i64;
         if ids.is_empty() {
             return Err(NodeError::recoverable(
                 "the message has no LocalEnvironment.WrittenDestination.MQ.DestinationData with a msgId: wire AggregateRequest after the MQOutput node that sends the request",
@@ -174,6 +176,16 @@ impl Node for AggregateRequest {
             uow.put(AGGR_REQUEST, rec, &keep_id)
                 .map_err(state::queue_error(AGGR_REQUEST))?;
         }
+        let record = ctx
+            .inv
+            .unit_of_work
+            .get_mut::<ControlRecord>(&ControlRecord::key(&aggr))
+            .ok_or_else(|| {
+                NodeError::recoverable(
+                    "the aggregation was started by another invocation: AggregateRequest must follow its AggregateControl node in the same flow invocation",
+                )
+            })?;
+        record.expected += count;
         ctx.propagate(RequestOutput::Out, msg)
     }
 }
