@@ -7,8 +7,8 @@ pub use sluice_nodes_esql as esql;
 pub use sluice_nodes_file as file;
 pub use sluice_nodes_http as http;
 pub use sluice_nodes_mq as mq;
-pub use sluice_nodes_tcpip as tcpip;
 pub use sluice_nodes_patterns as patterns;
+pub use sluice_nodes_tcpip as tcpip;
 
 use sluice_node_api::NodeSpec;
 
