@@ -88,6 +88,7 @@ fn start(qm: &Arc<QueueManager>, name: &str, edit: &dyn Fn(String) -> String) ->
         queues: Some(Arc::clone(qm)),
         data_dir: None,
         tcpip: None,
+        datasources: Default::default(),
     };
     let flow = Flow::build(&def, &samples(), &services).unwrap_or_else(|d| panic!("{name}: {d:?}"));
     Arc::new(flow).start()

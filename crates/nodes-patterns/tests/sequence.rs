@@ -53,6 +53,7 @@ nodes:
         queues: Some(Arc::clone(qm)),
         data_dir: None,
         tcpip: None,
+        datasources: Default::default(),
     };
     let h = Harness::new();
     let flow = h.build(&def, Path::new("."), &services).unwrap();

@@ -13,12 +13,12 @@ use sluice_nodes_core::terminals::{FailureOut, In};
 
 use crate::TcpipError;
 use crate::client_pool::{ClientPool, Lease, PoolLimits, parse_details};
-use crate::connection::{Connection, ReadEnd, ReadTimeouts};
+use crate::connection::Connection;
 use crate::framing::{Framing, OutputFraming, OutputRecordProps, RecordDetectionProps};
-use crate::local_env::{Details, read_text, write_details, write_written};
+use crate::local_env::{read_text, write_written};
 use crate::server_input::{RecordInput, ServerInputOutput, Source, read_timeouts};
 use crate::server_output::CloseAfterSend;
-use crate::server_receive::ServerReceiveOutput;
+use crate::server_receive::{Receiver, ServerReceiveOutput};
 
 properties! {
     /// The connection pool a client node uses.
@@ -285,62 +285,22 @@ properties! {
 
 impl BuildNode for ClientReceiveProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-        let wait = Duration::from_secs(self.read_timeout_secs);
         Ok(NodeImpl::Process(Arc::new(ClientReceive {
             pool: LazyPool::from_props(&self.connection, b)?,
-            framing: Framing::from_props(&self.detection)?,
-            timeouts: ReadTimeouts {
-                record: wait,
-                first_byte: Some(wait),
-            },
-            parsing: BodyParsing::from_props(&self.parsing)?,
+            receiver: Receiver::from_props(&self.detection, self.read_timeout_secs, &self.parsing)?,
         })))
     }
 }
 
 struct ClientReceive {
     pool: LazyPool,
-    framing: Framing,
-    timeouts: ReadTimeouts,
-    parsing: BodyParsing,
+    receiver: Receiver,
 }
 
 impl Node for ClientReceive {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let conn = self.pool.connection(ctx, msg, "Receive")?;
         let rt = self.pool.get()?.runtime();
-        let got = rt.block_on(conn.read_record(&self.framing, self.timeouts, false));
-        let (record, seq) = match got {
-            Ok(Ok(r)) => r,
-            Ok(Err(ReadEnd::Ended | ReadEnd::Yielded)) => {
-                return Err(TcpipError::StreamClosed {
-                    id: conn.id.clone(),
-                    stream: "input",
-                }
-                .into());
-            }
-            Err(TcpipError::NoRecord { .. }) if ctx.is_wired(ServerReceiveOutput::Timeout) => {
-                return ctx.propagate(ServerReceiveOutput::Timeout, msg);
-            }
-            Err(e) => {
-                if e.partial().is_some() {
-                    rt.block_on(conn.close());
-                }
-                return Err(e.into());
-            }
-        };
-        let mut out = Message::new();
-        out.local_environment = msg.local_environment.clone();
-        write_details(
-            &mut out.local_environment,
-            "Receive",
-            &Details {
-                conn: &conn,
-                sequence: Some(seq),
-                closed: false,
-            },
-        )?;
-        self.parsing.attach(&mut out.root, record)?;
-        ctx.propagate(ServerReceiveOutput::Out, &mut out)
+        self.receiver.receive(ctx, msg, &conn, rt)
     }
 }

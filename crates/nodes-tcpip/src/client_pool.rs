@@ -205,14 +205,7 @@ impl ClientPool {
 
     /// Stop reading for the input node `owner`.
     pub fn unserve(&self, owner: u64) {
-        self.sink.send_if_modified(|s| {
-            if s.as_ref().is_some_and(|s| s.owner == owner) {
-                *s = None;
-                true
-            } else {
-                false
-            }
-        });
+        crate::connection::unserve(&self.sink, owner);
     }
 }
 

@@ -411,14 +411,7 @@ impl PortManager {
 
     /// Stop sending records to the node `owner`, if it is the one served.
     pub fn unserve(&self, owner: u64) {
-        self.sink.send_if_modified(|s| {
-            if s.as_ref().is_some_and(|s| s.owner == owner) {
-                *s = None;
-                true
-            } else {
-                false
-            }
-        });
+        unserve(&self.sink, owner);
     }
 }
 
@@ -495,6 +488,18 @@ async fn accept_loop(listener: tokio::net::TcpListener, manager: Weak<PortManage
 }
 
 /// Hand `event` to the input node and wait until its invocation ended.
+/// Clear `sink` if it serves the input node `owner` (a newer node may have taken it over).
+pub(crate) fn unserve(sink: &watch::Sender<Option<Arc<InputSink>>>, owner: u64) {
+    sink.send_if_modified(|s| {
+        if s.as_ref().is_some_and(|s| s.owner == owner) {
+            *s = None;
+            true
+        } else {
+            false
+        }
+    });
+}
+
 async fn deliver(sink: &InputSink, conn: &Arc<Connection>, event: Event) {
     let (done, ended) = oneshot::channel();
     let d = Delivery {

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::runtime::Handle;
+
 use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
     NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
@@ -13,7 +15,7 @@ use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
 use sluice_nodes_core::terminals::{FAILURE_DOC, In};
 
 use crate::TcpipError;
-use crate::connection::ReadTimeouts;
+use crate::connection::{Connection, ReadTimeouts};
 use crate::framing::{Framing, RecordDetectionProps};
 use crate::local_env::{Details, connection_id, write_details};
 use crate::server_input::listen_addr;
@@ -68,27 +70,19 @@ properties! {
 
 impl BuildNode for ServerReceiveProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-        let wait = Duration::from_secs(self.read_timeout_secs);
         Ok(NodeImpl::Process(Arc::new(ServerReceive {
             port: LazyPort::new(
                 listen_addr(self.port, b.services)?,
                 b.services.runtime.clone(),
             ),
-            framing: Framing::from_props(&self.detection)?,
-            timeouts: ReadTimeouts {
-                record: wait,
-                first_byte: Some(wait),
-            },
-            parsing: BodyParsing::from_props(&self.parsing)?,
+            receiver: Receiver::from_props(&self.detection, self.read_timeout_secs, &self.parsing)?,
         })))
     }
 }
 
 struct ServerReceive {
     port: LazyPort,
-    framing: Framing,
-    timeouts: ReadTimeouts,
-    parsing: BodyParsing,
+    receiver: Receiver,
 }
 
 impl Node for ServerReceive {
@@ -96,6 +90,45 @@ impl Node for ServerReceive {
         let id = connection_id(&mut msg.local_environment, "Receive")?;
         let conn = self.port.connection(id.as_deref())?;
         let rt = self.port.get()?.runtime();
+        self.receiver.receive(ctx, msg, &conn, rt)
+    }
+}
+
+/// What a receive node does once it has its connection: wait for one record and propagate it
+/// with `LocalEnvironment.TCPIP.Receive.ConnectionDetails`, or the input message to `timeout`
+/// when none came. TCPIPServerReceive and TCPIPClientReceive differ only in where the
+/// connection comes from.
+pub(crate) struct Receiver {
+    pub framing: Framing,
+    pub timeouts: ReadTimeouts,
+    pub parsing: BodyParsing,
+}
+
+impl Receiver {
+    /// The framing, timeouts and parsing of a receive node's properties.
+    pub fn from_props(
+        detection: &RecordDetectionProps,
+        read_timeout_secs: u64,
+        parsing: &BodyParsingProps,
+    ) -> Result<Receiver, ConfigError> {
+        let wait = Duration::from_secs(read_timeout_secs);
+        Ok(Receiver {
+            framing: Framing::from_props(detection)?,
+            timeouts: ReadTimeouts {
+                record: wait,
+                first_byte: Some(wait),
+            },
+            parsing: BodyParsing::from_props(parsing)?,
+        })
+    }
+
+    pub fn receive(
+        &self,
+        ctx: &mut Ctx<'_>,
+        msg: &mut Message,
+        conn: &Arc<Connection>,
+        rt: &Handle,
+    ) -> Result<(), NodeError> {
         let got = rt.block_on(conn.read_record(&self.framing, self.timeouts, false));
         let (record, seq) = match got {
             Ok(Ok(r)) => r,
@@ -123,7 +156,7 @@ impl Node for ServerReceive {
             &mut out.local_environment,
             "Receive",
             &Details {
-                conn: &conn,
+                conn,
                 sequence: Some(seq),
                 closed: false,
             },

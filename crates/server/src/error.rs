@@ -133,6 +133,18 @@ fn queue_hint(queue: &str, source: &QmError) -> String {
     }
 }
 
+/// A port in use is most often another server started earlier: say so, and how to move.
+fn in_use_hint(e: &io::Error, option: &str) -> String {
+    if e.kind() == io::ErrorKind::AddrInUse {
+        format!(
+            " (another program holds the port, perhaps another `sluice run`: stop it, or choose \
+             another port with {option})"
+        )
+    } else {
+        String::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,17 +182,5 @@ mod tests {
             .http_status(),
             422
         );
-    }
-}
-
-/// A port in use is most often another server started earlier: say so, and how to move.
-fn in_use_hint(e: &io::Error, option: &str) -> String {
-    if e.kind() == io::ErrorKind::AddrInUse {
-        format!(
-            " (another program holds the port, perhaps another `sluice run`: stop it, or choose \
-             another port with {option})"
-        )
-    } else {
-        String::new()
     }
 }

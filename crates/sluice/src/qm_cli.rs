@@ -234,7 +234,7 @@ fn id_arg(option: &str, s: &str) -> Result<[u8; 24]> {
         return Ok(id_from_str(text));
     }
     let digits = s.strip_prefix("ID:").unwrap_or(s);
-    if digits.is_empty() || digits.len() > 48 || digits.len() % 2 != 0 {
+    if digits.is_empty() || digits.len() > 48 || !digits.len().is_multiple_of(2) {
         bail!(usage());
     }
     let mut id = [0u8; 24];

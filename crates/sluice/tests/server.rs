@@ -19,6 +19,18 @@ fn project(settings: &str, flows: &[(&str, &str)]) -> TempDir {
     d
 }
 
+/// `sluice validate DIR`: its exit code and what it printed on standard error.
+fn validate(dir: &std::path::Path) -> (Option<i32>, String) {
+    let out = Command::new(bin())
+        .args(["validate", &dir.display().to_string()])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 const ECHO: &str = "flow: echo\nnodes:\n  in: { type: HTTPInput, path: /echo, wires: { out: [reply] } }\n  reply: { type: HTTPReply }\n";
 
 #[test]
@@ -44,12 +56,8 @@ fn run_exits_2_with_file_and_line_for_a_bad_flow() {
 #[test]
 fn validate_reports_bad_settings_with_place() {
     let p = project("http:\n  max_request_byts: 10\n", &[("echo.yaml", ECHO)]);
-    let out = Command::new(bin())
-        .args(["validate", &p.path().display().to_string()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, err) = validate(p.path());
+    assert_eq!(code, Some(2));
     assert!(
         err.contains("sluice.yaml:2:") && err.contains("did you mean `max_request_bytes`?"),
         "{err}"
@@ -359,12 +367,8 @@ fn statistics_go_on_across_a_redeploy_and_a_changed_node_starts_from_zero() {
 fn two_flows_on_one_http_path_fail_validation_naming_both() {
     let other = ECHO.replace("flow: echo", "flow: echo2");
     let p = project("", &[("echo.yaml", ECHO), ("echo2.yaml", &other)]);
-    let out = Command::new(bin())
-        .args(["validate", &p.path().display().to_string()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, err) = validate(p.path());
+    assert_eq!(code, Some(2));
     assert!(
         err.contains("echo2.yaml:3:")
             && err.contains("HTTP path /echo is already served by ")
@@ -399,21 +403,13 @@ fn a_new_flow_on_a_path_already_served_is_refused_and_the_first_keeps_it() {
 fn a_misspelt_node_type_is_one_problem_and_a_missing_folder_has_no_line() {
     let flow = "flow: d\nnodes:\n  in: { type: HTTPInput, path: /d, wires: { out: [check] } }\n  check: { type: Filtre, expression: \"true\" }\n";
     let p = project("", &[("d.yaml", flow)]);
-    let out = Command::new(bin())
-        .args(["validate", &p.path().display().to_string()])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (_, err) = validate(p.path());
     assert!(
         err.contains("d.yaml:4:18: error: unknown node type `Filtre`"),
         "{err}"
     );
     assert!(err.ends_with("error: 1 problem\n"), "{err}");
-    let out = Command::new(bin())
-        .args(["validate", "/nonexistent-project"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (_, err) = validate(std::path::Path::new("/nonexistent-project"));
     assert!(
         err.starts_with("/nonexistent-project: error: the project folder does not exist"),
         "{err}"
@@ -467,12 +463,8 @@ fn a_datasource_without_a_file_is_a_problem_at_its_line() {
         "datasources:\n  ORDERS: { sqlite: '' }\n  STOCK: { postgres: 'x' }\n",
         &[("echo.yaml", ECHO)],
     );
-    let out = Command::new(bin())
-        .args(["validate", &p.path().display().to_string()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, err) = validate(p.path());
+    assert_eq!(code, Some(2));
     assert!(
         err.contains("sluice.yaml:2:") && err.contains("datasource `ORDERS` needs `sqlite: PATH`"),
         "{err}"
