@@ -1,38 +1,21 @@
 //! Resequence: messages released in the order of their numbers, early ones held in the queue
 //! manager (across a restart), a gap given up after the missing-message timeout.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_flow::{Registry, load_flow};
+use sluice_flow::load_flow;
 use sluice_flow_testing::Harness;
-use sluice_node_api::http_listener::HttpRouter;
-use sluice_node_api::{Message, Services};
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, Domain, ParseTiming};
+use sluice_node_api::Message;
 use sluice_qm::{QmConfig, QueueManager};
 
-fn registry() -> Registry {
-    let mut r = Registry::new();
-    Harness::register(&mut r);
-    let mut add = |s| r.register(s);
-    sluice_nodes_patterns::register(&mut add);
-    r
-}
+use common::{registry, services, xml_message};
 
 fn part(n: i64) -> Message {
-    let mut msg = Message::new();
-    let parsing = BodyParsing::from_props(&BodyParsingProps {
-        domain: Domain::Xmlnsc,
-        parse_timing: ParseTiming::OnDemand,
-        opaque_elements: Vec::new(),
-    })
-    .unwrap();
-    let body = format!("<part><n>{n}</n></part>");
-    parsing
-        .attach(&mut msg.root, bytes::Bytes::from(body))
-        .unwrap();
-    msg
+    xml_message(format!("<part><n>{n}</n></part>"))
 }
 
 /// Run `numbers` through Inject → Resequence → Capture (`out` and `missing`), keeping the flow
@@ -53,14 +36,7 @@ nodes:
 "
     );
     let def = load_flow("reorder.yaml", &src, &registry()).unwrap();
-    let services = Services {
-        http: Arc::new(HttpRouter::new()),
-        runtime: None,
-        queues: Some(Arc::clone(qm)),
-        data_dir: None,
-        tcpip: None,
-        datasources: Default::default(),
-    };
+    let services = services(qm);
     let h = Harness::new();
     let flow = h.build(&def, Path::new("."), &services).unwrap();
     for &n in numbers {

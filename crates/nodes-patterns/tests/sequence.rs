@@ -1,38 +1,21 @@
 //! Sequence numbers per group, kept in the queue manager: in order, given again after a
 //! rollback, continued after a restart.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 
-use sluice_flow::{Registry, load_flow};
+use sluice_flow::load_flow;
 use sluice_flow_testing::Harness;
-use sluice_node_api::http_listener::HttpRouter;
-use sluice_node_api::{Message, Services};
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, Domain, ParseTiming};
+use sluice_node_api::Message;
 use sluice_qm::{QmConfig, QueueManager};
 use sluice_tree::Value;
 
-fn registry() -> Registry {
-    let mut r = Registry::new();
-    Harness::register(&mut r);
-    let mut add = |s| r.register(s);
-    sluice_nodes_patterns::register(&mut add);
-    r
-}
+use common::{registry, services, xml_message};
 
 fn order(customer: &str) -> Message {
-    let mut msg = Message::new();
-    let parsing = BodyParsing::from_props(&BodyParsingProps {
-        domain: Domain::Xmlnsc,
-        parse_timing: ParseTiming::OnDemand,
-        opaque_elements: Vec::new(),
-    })
-    .unwrap();
-    let body = format!("<order><customer>{customer}</customer></order>");
-    parsing
-        .attach(&mut msg.root, bytes::Bytes::from(body))
-        .unwrap();
-    msg
+    xml_message(format!("<order><customer>{customer}</customer></order>"))
 }
 
 /// Run `customers` through Inject → Sequence → Capture and return the numbers given (none
@@ -47,14 +30,7 @@ nodes:
 "
     );
     let def = load_flow("numbering.yaml", &src, &registry()).unwrap();
-    let services = Services {
-        http: Arc::new(HttpRouter::new()),
-        runtime: None,
-        queues: Some(Arc::clone(qm)),
-        data_dir: None,
-        tcpip: None,
-        datasources: Default::default(),
-    };
+    let services = services(qm);
     let h = Harness::new();
     let flow = h.build(&def, Path::new("."), &services).unwrap();
     for c in customers {
