@@ -296,7 +296,13 @@ fn serve(
             let _ = writeln!(out, "ready");
             let _ = out.flush();
         }
-        tracing::info!(http = %http_addr, admin = %admin_addr, "Sluice is ready.");
+        tracing::info!(
+            http = %http_addr,
+            admin = %admin_addr,
+            qm = %SocketAddr::new(opts.admin_bind, opts.qm_port),
+            tcpip = %SocketAddr::new(opts.bind, opts.tcpip_port),
+            "Sluice is ready."
+        );
         signals.wait().await;
         tracing::info!("Stopping: finishing the messages in progress.");
         let _ = stop_tx.send(true);
