@@ -97,6 +97,15 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// `1 problem`, `3 problems`: a count with its noun.
+pub fn counted(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 /// The closest of `candidates` to `word`, when close enough to suggest.
 pub fn did_you_mean<'a>(
     word: &str,

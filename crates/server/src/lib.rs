@@ -88,13 +88,8 @@ fn report(problems: &[sluice_flow::Diagnostic]) {
         eprint!("{p}");
     }
     eprintln!(
-        "error: the project has {} {}; nothing was deployed",
-        problems.len(),
-        if problems.len() == 1 {
-            "problem"
-        } else {
-            "problems"
-        }
+        "error: the project has {}; nothing was deployed",
+        sluice_flow::diag::counted(problems.len(), "problem")
     );
 }
 

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use sluice_flow::diag::counted;
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "An open integration broker")]
@@ -87,15 +88,6 @@ fn tune_allocator() {
             libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE);
             libc::mallopt(libc::M_TRIM_THRESHOLD, LARGE);
         }
-    }
-}
-
-/// `1 flow`, `3 flows`.
-fn counted(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
     }
 }
 

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use sluice_qm::net::{Client, Credentials};
 use sluice_qm::{
     BrowseCursor, GetOptions, Message, Persistence, PropertyValue, PutOptions, QmError, QueueDef,
-    id_from_str, id_to_hex, to_hex, validate_name,
+    id_from_hex, id_from_str, id_to_hex, to_hex, validate_name,
 };
 
 #[derive(Args)]
@@ -237,14 +237,8 @@ fn id_arg(option: &str, s: &str) -> Result<[u8; 24]> {
     if digits.is_empty() || digits.len() > 48 || !digits.len().is_multiple_of(2) {
         bail!(usage());
     }
-    let mut id = [0u8; 24];
-    for (i, pair) in digits.as_bytes().chunks(2).enumerate() {
-        let hex = std::str::from_utf8(pair).ok();
-        id[i] = hex
-            .and_then(|h| u8::from_str_radix(h, 16).ok())
-            .with_context(usage)?;
-    }
-    Ok(id)
+    // Trailing zero digits are the zero bytes MQ pads an id with.
+    id_from_hex(&format!("{digits:0<48}")).with_context(usage)
 }
 
 /// A queue's definition in JSON with the names and values sluice.yaml uses for it, so that
