@@ -101,6 +101,18 @@ fn render_value(t: &Tree, v: Value) -> String {
         Value::Boolean(b) => if b { "TRUE" } else { "FALSE" }.to_string(),
         Value::Integer(i) => i.to_string(),
         Value::Float(f) => format!("{f:?}"),
+        // Dates, times and intervals in their ISO text, which the masker recognises when they
+        // vary between runs (a file's LastModified).
+        Value::Date(_)
+        | Value::Time(_)
+        | Value::GmtTime(_)
+        | Value::Timestamp(_)
+        | Value::GmtTimestamp(_)
+        | Value::Interval { .. } => {
+            let mut text = Vec::new();
+            sluice_tree::text_form::write_value(t, v, &mut text);
+            String::from_utf8_lossy(&text).into_owned()
+        }
         other => format!("{other:?}"),
     }
 }

@@ -199,10 +199,15 @@ fn run_case(case: &Path, project: &Path) -> Result<BTreeMap<String, String>, Str
         .build()
         .map_err(|e| e.to_string())?;
     let router = Arc::new(HttpRouter::new());
+    // A queue manager of the case's own, for nodes that keep state in it (Sequence …), and
+    // the project folder as the data folder, so file nodes read and write inside the case.
+    let qm = sluice_qm::QueueManager::open_in_memory(sluice_qm::QmConfig::default())
+        .map_err(|e| e.to_string())?;
     let services = Services {
         http: Arc::clone(&router),
         runtime: Some(runtime.handle().clone()),
-        queues: None,
+        queues: Some(qm),
+        data_dir: Some(project.to_path_buf()),
         ..Services::none()
     };
     let harness = Harness::new();
