@@ -13,6 +13,7 @@ pub mod examples;
 pub mod expected;
 pub mod harness;
 pub mod mask;
+pub mod tool;
 
 pub use compliance::{
     ComplianceCase, ComplianceEnv, Failing, FailingCase, MakeMessage, MessageError, SerializeBody,
@@ -24,3 +25,4 @@ pub use examples::check_examples;
 pub use expected::{ExpectedError, bless_requested, check_outputs};
 pub use harness::{CAPTURE, Captured, Harness, INJECT};
 pub use mask::Masker;
+pub use tool::require_tool;

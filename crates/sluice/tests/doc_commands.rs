@@ -132,12 +132,8 @@ fn run_doc(doc: &str, work: &Path) {
 
 #[test]
 fn the_commands_of_the_readme_and_getting_started_work_as_written() {
-    if Command::new("curl").arg("--version").output().is_err() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "curl is missing (.ci/run installs it)"
-        );
-        eprintln!("skipped: the docs' commands use curl, which is not installed");
+    if sluice_flow_testing::require_tool("curl, which the docs' commands use", &["curl"]).is_none()
+    {
         return;
     }
     let work = TempDir::new("docs");
