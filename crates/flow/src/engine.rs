@@ -16,6 +16,7 @@ use sluice_node_api::{
     NodeImpl, Services, StopSignal, Terminal,
 };
 
+use crate::context;
 use crate::diag::Diagnostic;
 use crate::load::FlowDef;
 use crate::stats::{self, FlowStats};
@@ -38,6 +39,9 @@ pub struct Flow {
     nodes: Vec<RuntimeNode>,
     labels: HashMap<String, u32>,
     pub stats: Arc<FlowStats>,
+    /// What the context tree's Flow section says, when a node reads that tree; None when no
+    /// node does, and then no invocation captures one.
+    context: Option<context::FlowDetails>,
 }
 
 /// Why [`Flow::enter`] did not complete.
@@ -124,6 +128,16 @@ impl Flow {
             return Err(problems);
         }
         let stats = Arc::new(FlowStats::new(nodes.len()));
+        let reads_context = nodes
+            .iter()
+            .any(|n| n.imp.process().is_some_and(|p| p.reads_context()));
+        let context = reads_context.then(|| {
+            let application = project_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            context::FlowDetails::new(&def.name, application)
+        });
         Ok(Flow {
             name: def.name.clone(),
             instances: def.instances,
@@ -131,6 +145,7 @@ impl Flow {
             nodes,
             labels,
             stats,
+            context,
         })
     }
 
@@ -315,6 +330,9 @@ impl FlowRuntime for Flow {
         terminal: Terminal,
         msg: &mut Message,
     ) -> Result<(), NodeError> {
+        if let Some(c) = inv.context.as_mut() {
+            context::capture(c, &self.nodes[from as usize].label, msg)?;
+        }
         let Some(targets) = self.nodes[from as usize].wires.get(terminal.index()) else {
             return Ok(());
         };
@@ -373,6 +391,10 @@ impl InstanceRunner for Runner<'_> {
         msg: &mut Message,
     ) -> Result<(), NodeError> {
         let flow: &Flow = self.flow;
+        if let Some(details) = &flow.context {
+            let input = &flow.nodes[self.node as usize].label;
+            inv.context = Some(context::begin(details, input)?);
+        }
         let timer = stats::begin_invocation(&flow.stats, self.node);
         let r = flow.propagate(inv, self.node, terminal, msg);
         stats::end_invocation(&flow.stats, timer, r.is_err());

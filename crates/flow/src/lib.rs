@@ -2,6 +2,7 @@
 //! engine that runs flow instances, and their statistics.
 
 mod body;
+mod context;
 pub mod diag;
 pub mod engine;
 mod expand;

@@ -26,6 +26,12 @@ pub trait Node: Send + Sync {
     fn label_name(&self) -> Option<&str> {
         None
     }
+
+    /// Whether the node reads the invocation's context tree ([`Invocation::context`]): a flow
+    /// captures that tree only when one of its nodes does, as the product does.
+    fn reads_context(&self) -> bool {
+        false
+    }
 }
 
 /// The engine, as nodes see it.
@@ -85,10 +91,14 @@ impl Ctx<'_> {
     }
 }
 
-/// The state of one flow invocation: the Environment tree and the unit of work that holds every
-/// resource the invocation uses (see [`UnitOfWork`]).
+/// The state of one flow invocation: the Environment tree, the context tree when the flow
+/// captures one, and the unit of work that holds every resource the invocation uses (see
+/// [`UnitOfWork`]).
 pub struct Invocation {
     pub environment: Tree,
+    /// The context tree (ACE 12's `Context`): the flow, the invocation and what each node
+    /// propagated so far. None unless a node of the flow reads it ([`Node::reads_context`]).
+    pub context: Option<Tree>,
     pub unit_of_work: UnitOfWork,
 }
 
@@ -102,6 +112,7 @@ impl Invocation {
     pub fn new() -> Invocation {
         Invocation {
             environment: Tree::new("Environment"),
+            context: None,
             unit_of_work: UnitOfWork::default(),
         }
     }

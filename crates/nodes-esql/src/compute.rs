@@ -170,6 +170,10 @@ struct Compute {
 }
 
 impl Node for Compute {
+    fn reads_context(&self) -> bool {
+        self.module.reads_context()
+    }
+
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let mut env = std::mem::replace(&mut ctx.inv.environment, Tree::new("Environment"));
         let outcome = {

@@ -77,6 +77,10 @@ struct Database {
 }
 
 impl Node for Database {
+    fn reads_context(&self) -> bool {
+        self.module.reads_context()
+    }
+
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let r = run_condition(&self.module, &self.options, self.transaction, ctx, msg)?;
         if r == Some(true) {

@@ -137,6 +137,10 @@ fn xpath_failed(e: XPathError, src: &str) -> NodeError {
 }
 
 impl Node for Filter {
+    fn reads_context(&self) -> bool {
+        matches!(&self.condition, Condition::Esql { module, .. } if module.reads_context())
+    }
+
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let result = match &self.condition {
             Condition::XPath { xpath, src } => {

@@ -96,6 +96,10 @@ impl Host for CtxHost<'_, '_> {
         r
     }
 
+    fn context(&mut self) -> Option<&mut Tree> {
+        self.ctx.inv.context.as_mut()
+    }
+
     fn join_database(&mut self, db: &Arc<Datasource>) -> Result<(), NodeError> {
         match self.transaction {
             Transaction::Automatic => {

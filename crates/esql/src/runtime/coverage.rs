@@ -208,6 +208,15 @@ pub const FUNCTIONS: &[Item] = &[
     ),
     ok("BITSTREAM", "BITSTREAM(InputRoot.XMLNSC)"),
     ok("CARDINALITY", "CARDINALITY(InputRoot.*[])"),
+    // Context tree (ACE 12).
+    ok(
+        "CONTEXTINVOCATIONNODE",
+        "FIELDNAME(CONTEXTINVOCATIONNODE(PAYLOAD).*[1])",
+    ),
+    ok(
+        "CONTEXTREFERENCE",
+        "FIELDNAME(CONTEXTREFERENCE(NODENAME 'in' LEVELNAME 'sub' HEADERS).*[1])",
+    ),
     ok("EXISTS", "EXISTS(InputRoot.*[])"),
     ok(
         "FIELDNAME, FIELDNAMESPACE, FIELDTYPE, FIELDVALUE",
@@ -324,6 +333,5 @@ pub fn markdown() -> String {
             yes(filter)
         ));
     }
-    out.push_str("| `Context` (ACE 12) | | | not supported: compile error |\n");
     out
 }

@@ -18,8 +18,10 @@ pub mod trees {
     pub const OUT_LOCAL_ENV: u32 = 4;
     pub const OUT_EXCEPTION: u32 = 5;
     pub const ENVIRONMENT: u32 = 6;
+    /// The invocation's context tree (ACE 12), read-only; empty unless the flow captures it.
+    pub const CONTEXT: u32 = 7;
     /// Trees of ROW variables and intermediate results start here.
-    pub const FIRST_VAR: u32 = 7;
+    pub const FIRST_VAR: u32 = 8;
 }
 
 /// Where a variable lives.

@@ -254,6 +254,12 @@ pub trait Host {
         let _ = (db, commit);
         Ok(())
     }
+
+    /// The invocation's context tree (`Context`), when the flow captures one: the module
+    /// reads it in place, and hands it back while downstream nodes add their sections.
+    fn context(&mut self) -> Option<&mut Tree> {
+        None
+    }
 }
 
 /// A host for modules that never propagate (tests, Filter and Database modules).
@@ -319,6 +325,12 @@ impl std::fmt::Debug for Module {
 impl Module {
     pub fn name(&self) -> &str {
         &self.program.compiled.modules[self.index].name
+    }
+
+    /// Whether the program reads the context tree, so that a flow running it must capture
+    /// one (ACE 12: a flow captures its context tree only when something refers to it).
+    pub fn reads_context(&self) -> bool {
+        self.program.compiled.reads_context
     }
 
     /// Whether the module has the `Main` function a node runs.

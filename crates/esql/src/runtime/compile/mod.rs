@@ -80,6 +80,9 @@ pub struct Compiled {
     pub index: Index,
     /// Every EVAL in the program, by the number its IR carries.
     pub eval_sites: Vec<EvalSite>,
+    /// Whether any routine reads the context tree (`Context`, `CONTEXTREFERENCE`,
+    /// `CONTEXTINVOCATIONNODE`): a flow captures that tree only for programs that do.
+    pub reads_context: bool,
 }
 
 /// Where a routine was declared, for name resolution.
@@ -225,6 +228,7 @@ pub(crate) fn compile(
                 cx.eval_base = out.eval_sites.len();
                 cx.global_declare(d, &mut inits, &mut out.shared);
                 out.eval_sites.append(&mut cx.eval_sites);
+                out.reads_context |= cx.reads_context;
                 diags.extend(cx.take_diags().into_iter().map(|d| (fi as u32, d)));
                 globals = cx.globals;
             }
@@ -252,6 +256,7 @@ pub(crate) fn compile(
                 cx.eval_base = out.eval_sites.len();
                 cx.global_declare(d, &mut inits, &mut out.shared);
                 out.eval_sites.append(&mut cx.eval_sites);
+                out.reads_context |= cx.reads_context;
                 diags.extend(cx.take_diags().into_iter().map(|d| (*fi, d)));
                 globals = cx.globals;
             }
@@ -303,6 +308,7 @@ pub(crate) fn compile(
         let routine = cx.routine(r);
         out.atomic_blocks = cx.atomic_base;
         out.eval_sites.append(&mut cx.eval_sites);
+        out.reads_context |= cx.reads_context;
         diags.extend(cx.take_diags().into_iter().map(|d| (fi, d)));
         out.routines.push(routine);
     }

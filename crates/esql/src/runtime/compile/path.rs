@@ -48,6 +48,7 @@ impl Cx<'_> {
         let other = !matches!(self.kind, Some(ModuleKind::Compute));
         Some(match name {
             "Environment" => Head::Root(ENVIRONMENT),
+            "Context" => Head::Root(CONTEXT),
             "InputRoot" if compute => Head::Root(IN_ROOT),
             "InputBody" if compute => Head::Body(IN_ROOT),
             "InputProperties" if compute => Head::Child(IN_ROOT, b"Properties"),
@@ -174,7 +175,10 @@ impl Cx<'_> {
                 return None;
             }
             None => match self.correlation(&id.name) {
-                Some(h) => h,
+                Some(h) => {
+                    self.reads_context |= h == Head::Root(trees::CONTEXT);
+                    h
+                }
                 None => {
                     self.err(
                         id.span,

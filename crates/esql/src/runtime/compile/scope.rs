@@ -47,6 +47,8 @@ pub(crate) struct Cx<'a> {
     /// Text compiled by EVAL at run time: statements take the line of the EVAL that runs them,
     /// and EVAL may not nest.
     pub eval_line: Option<u32>,
+    /// Whether anything compiled so far reads the context tree.
+    pub reads_context: bool,
 }
 
 /// What the compiler knew where an EVAL stands, so that its text compiles at run time in the
@@ -90,6 +92,7 @@ impl<'a> Cx<'a> {
             eval_sites: Vec::new(),
             eval_base: 0,
             eval_line: None,
+            reads_context: false,
         }
     }
 

@@ -237,6 +237,7 @@ impl<'a> Exec<'a> {
                 fresh("LocalEnvironment"),
                 fresh("ExceptionList"),
                 fresh("Environment"),
+                fresh("Context"),
             ],
             globals: Vec::new(),
             shared_vars: [None, None],
@@ -280,7 +281,9 @@ impl<'a> Exec<'a> {
             &mut input.exception_list,
         );
         std::mem::swap(&mut ex.trees[trees::ENVIRONMENT as usize], env);
+        ex.swap_context();
         let result = ex.run_main(module);
+        ex.swap_context();
         std::mem::swap(&mut ex.trees[trees::IN_ROOT as usize], &mut input.root);
         std::mem::swap(
             &mut ex.trees[trees::IN_LOCAL_ENV as usize],
@@ -671,8 +674,19 @@ impl<'a> Exec<'a> {
         })
     }
 
+    /// Exchange the context tree between the host's invocation and this execution: in before
+    /// the module runs, out while downstream nodes run (they add to it) and when it ends.
+    pub fn swap_context(&mut self) {
+        if let Some(c) = self.host.context() {
+            std::mem::swap(&mut self.trees[trees::CONTEXT as usize], c);
+        }
+    }
+
     /// Whether flow logic may change tree `t`.
     pub fn check_writable(&self, t: u32) -> R<()> {
+        if t == trees::CONTEXT {
+            return Err(RtError::general("the Context tree is read-only"));
+        }
         if self.readonly_input && t < trees::OUT_ROOT {
             return Err(RtError::general(
                 "the input message (InputRoot, InputLocalEnvironment, InputExceptionList) is read-only; change OutputRoot instead",

@@ -67,6 +67,7 @@ impl<'a> Exec<'a> {
         // Downstream nodes may use shared state of this program: unlock while they run.
         let held = self.holds_shared();
         self.release_shared();
+        self.swap_context();
         let r = match own_env.as_mut() {
             Some(env) => self.host.propagate(to, &mut msg, env),
             None => {
@@ -74,6 +75,7 @@ impl<'a> Exec<'a> {
                 self.host.propagate(to, &mut msg, env)
             }
         };
+        self.swap_context();
         if held {
             self.acquire_shared()?;
         }

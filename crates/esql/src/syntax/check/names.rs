@@ -15,6 +15,7 @@ const COMPUTE: &[&str] = &[
     "OutputDestinationList",
     "OutputExceptionList",
     "Environment",
+    "Context",
     "Database",
 ];
 
@@ -27,6 +28,7 @@ const FILTER: &[&str] = &[
     "DestinationList",
     "ExceptionList",
     "Environment",
+    "Context",
     "Database",
 ];
 

@@ -2,8 +2,10 @@
 
 use super::{PResult, Parser};
 use crate::syntax::ast::{
-    FieldRef, Ident, Index, NameSpec, NamespaceSpec, PathStep, TypeQualifier,
+    BinaryOp, Expr, ExprKind, FieldRef, Ident, Index, Literal, NameSpec, NamespaceSpec, PathStep,
+    TypeQualifier,
 };
+use crate::syntax::span::Span;
 use crate::syntax::token::TokenKind;
 
 impl Parser<'_> {
@@ -29,8 +31,11 @@ impl Parser<'_> {
     /// The rest of a field reference whose first name was already read.
     pub(crate) fn field_ref_from(&mut self, head: Ident) -> PResult<FieldRef> {
         let start = head.span;
-        let first = self.step_after_name(None, NameSpec::Ident(head), start)?;
-        let mut steps = vec![first];
+        let mut steps = if !head.quoted && self.at(&TokenKind::LParen) && is_context_call(&head) {
+            self.context_call(head)?
+        } else {
+            vec![self.step_after_name(None, NameSpec::Ident(head), start)?]
+        };
         self.more_steps(&mut steps)?;
         Ok(FieldRef {
             steps,
@@ -180,5 +185,103 @@ impl Parser<'_> {
         };
         self.expect(&TokenKind::RBracket)?;
         Ok(index)
+    }
+}
+
+fn is_context_call(head: &Ident) -> bool {
+    head.name.eq_ignore_ascii_case("CONTEXTREFERENCE")
+        || head.name.eq_ignore_ascii_case("CONTEXTINVOCATIONNODE")
+}
+
+/// The sections of a node in the context tree, by the keyword that selects them.
+const SECTIONS: [(&str, &str); 4] = [
+    ("PAYLOAD", "Payload"),
+    ("PAYLOADDETAILS", "PayloadDetails"),
+    ("HEADERS", "Headers"),
+    ("METADATA", "Metadata"),
+];
+
+fn ident(name: &str, span: Span) -> Ident {
+    Ident {
+        name: name.to_string(),
+        quoted: false,
+        span,
+    }
+}
+
+fn plain_step(name: &str, span: Span) -> PathStep {
+    PathStep {
+        type_qualifier: None,
+        namespace: None,
+        name: NameSpec::Ident(ident(name, span)),
+        index: None,
+        span,
+    }
+}
+
+impl Parser<'_> {
+    /// `CONTEXTREFERENCE(NODENAME n [LEVELNAME l] [PAYLOAD|…])` and
+    /// `CONTEXTINVOCATIONNODE([PAYLOAD|…])` are references into the context tree, read as
+    /// the path `Context.Nodes.{label}[.Section]` they stand for, so that a path may go on
+    /// after them and a REFERENCE may point at them. A node inside a subflow has the label
+    /// `LEVEL.NODE`, LEVEL being the subflow node's label (dotted when nested).
+    fn context_call(&mut self, head: Ident) -> PResult<Vec<PathStep>> {
+        let span = head.span;
+        self.expect(&TokenKind::LParen)?;
+        let label = if head.name.eq_ignore_ascii_case("CONTEXTREFERENCE") {
+            self.expect_kw("NODENAME")?;
+            let node = self.additive()?;
+            self.eat(&TokenKind::Comma);
+            if self.eat_kw("LEVELNAME") {
+                let level = self.additive()?;
+                self.eat(&TokenKind::Comma);
+                let dot = Expr {
+                    kind: ExprKind::Literal(Literal::Character(".".into())),
+                    span,
+                };
+                let concat = |lhs: Expr, rhs: Expr| Expr {
+                    kind: ExprKind::Binary {
+                        op: BinaryOp::Concat,
+                        lhs: Box::new(lhs),
+                        rhs: Box::new(rhs),
+                    },
+                    span,
+                };
+                concat(concat(level, dot), node)
+            } else {
+                node
+            }
+        } else {
+            Expr {
+                kind: ExprKind::Field(FieldRef {
+                    steps: ["Context", "Invocation", "Node"]
+                        .map(|n| plain_step(n, span))
+                        .to_vec(),
+                    span,
+                }),
+                span,
+            }
+        };
+        let section = SECTIONS
+            .iter()
+            .find(|(kw, _)| self.at_kw(kw))
+            .map(|(_, name)| *name);
+        if section.is_some() {
+            self.advance();
+        }
+        self.expect(&TokenKind::RParen)?;
+        let mut steps = vec![
+            plain_step("Context", span),
+            plain_step("Nodes", span),
+            PathStep {
+                type_qualifier: None,
+                namespace: None,
+                name: NameSpec::Dynamic(Box::new(label)),
+                index: None,
+                span,
+            },
+        ];
+        steps.extend(section.map(|s| plain_step(s, span)));
+        Ok(steps)
     }
 }

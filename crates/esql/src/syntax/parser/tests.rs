@@ -196,6 +196,31 @@ fn field_refs_keep_every_part() {
 }
 
 #[test]
+fn context_functions_read_as_paths_into_the_context_tree() {
+    assert_eq!(
+        show(&expr(
+            "CONTEXTREFERENCE(NODENAME 'HTTP Input' PAYLOAD).Data.id"
+        )),
+        "Context.Nodes.{'HTTP Input'}.Payload.Data.id"
+    );
+    assert_eq!(
+        show(&expr(
+            "contextreference(NODENAME n, LEVELNAME 'Sub', HEADERS)"
+        )),
+        "Context.Nodes.{(Concat (Concat 'Sub' '.') n)}.Headers"
+    );
+    assert_eq!(
+        show(&expr("CONTEXTINVOCATIONNODE()")),
+        "Context.Nodes.{Context.Invocation.Node}"
+    );
+    assert_eq!(
+        show(&expr("CONTEXTINVOCATIONNODE(METADATA)")),
+        "Context.Nodes.{Context.Invocation.Node}.Metadata"
+    );
+    assert!(parse("CREATE FUNCTION f() BEGIN SET x = CONTEXTREFERENCE('a'); END;").is_err());
+}
+
+#[test]
 fn calls_take_qualified_names() {
     assert_eq!(
         show(&expr("com.example.f(1, b.c)")),
