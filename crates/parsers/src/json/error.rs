@@ -37,9 +37,6 @@ pub enum JsonErrorKind {
     /// Bytes other than white space after the top-level object or array.
     #[error("trailing data after the top-level value")]
     TrailingData,
-    /// The top level of the message is not an object or an array (the product accepts only those).
-    #[error("the top-level value must be an object or an array")]
-    TopLevelNotContainer,
     /// A closing bracket that does not match the innermost open object or array.
     #[error("mismatched closing bracket {found}; expected '{expected}'")]
     MismatchedBracket { found: char, expected: char },

@@ -1,7 +1,9 @@
 //! The JSON domain: a parser that builds the message tree on demand and a serialiser that writes
 //! it back, modelled on the product's JSON parser.
 //!
-//! The tree of a message is `JSON` → `Data` → the content of the top-level object or array. An
+//! The tree of a message is `JSON` → `Data` → the content of the top-level object or array; a
+//! message that is one string, number, `true`, `false` or `null` gives a `Data` holding that
+//! value, and a `Data` holding a value is written as that value. An
 //! object is a folder ([`field_type::OBJECT`]) of members; an array is a [`field_type::ARRAY`]
 //! element whose children are named `Item`; strings parse as CHARACTER, numbers without a fraction
 //! or exponent as INTEGER (DECIMAL beyond 64 bits), other numbers as FLOAT, `true`/`false` as

@@ -110,7 +110,7 @@ pub(crate) fn expand_root(
         let array = match open {
             b'{' => false,
             b'[' => true,
-            _ => return Err(parse_error(pos, JsonErrorKind::TopLevelNotContainer)),
+            _ => return scalar_root(tree, id, src, span.buf, pos),
         };
         if max_depth == 0 {
             return Err(parse_error(pos, JsonErrorKind::DepthLimit(max_depth)));
@@ -141,6 +141,20 @@ pub(crate) fn expand_root(
         return Err(parse_error(after, JsonErrorKind::TrailingData));
     }
     tree.set_parser_flags(id, flags & !AT_CHILD);
+    tree.set_resume(id, after as u32);
+    tree.finish_pending(id);
+    Ok(())
+}
+
+/// A top-level string, number, `true`, `false` or `null`: `Data` holds the value itself.
+fn scalar_root(tree: &mut Tree, id: NodeId, src: &[u8], buf: u32, pos: usize) -> Result<(), Fail> {
+    let mut decoded = Vec::new();
+    let data = Text::from_static("Data");
+    let end = push_scalar(tree, src, buf, id, data, pos, &mut decoded)?;
+    let after = scan::skip_ws(src, end);
+    if after < src.len() {
+        return Err(parse_error(after, JsonErrorKind::TrailingData));
+    }
     tree.set_resume(id, after as u32);
     tree.finish_pending(id);
     Ok(())

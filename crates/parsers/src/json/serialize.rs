@@ -148,15 +148,11 @@ fn emit(
         return Ok(Some(false));
     }
     let v = tree.value(id);
-    if v.is_null() && (ft == field_type::OBJECT || top) {
+    // A `Data` folder nobody filled is an empty object; a `Data` holding a value (a top-level
+    // scalar, `null` included) is written as that value.
+    if v.is_null() && (ft == field_type::OBJECT || (top && ft != field_type::NAME_VALUE)) {
         out.extend_from_slice(b"{}");
         return Ok(None);
-    }
-    if top {
-        return Err(serialize_error(format!(
-            "the JSON Data element must be an object or an array, not a {} value",
-            v.type_name()
-        )));
     }
     write_value(tree, v, out)?;
     Ok(None)

@@ -49,9 +49,10 @@ fn unterminated_input_is_reported() {
 }
 
 #[test]
-fn top_level_must_be_object_or_array() {
-    assert_error(r#"  "text""#, 2, "must be an object or an array");
-    assert_error("42", 0, "must be an object or an array");
+fn top_level_scalar_errors_are_reported() {
+    assert_error(r#"  "text" x"#, 9, "trailing data");
+    assert_error("tru", 0, "");
+    assert_error("42 43", 3, "trailing data");
 }
 
 #[test]

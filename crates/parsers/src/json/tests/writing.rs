@@ -131,18 +131,43 @@ fn values_json_cannot_hold_are_errors() {
 }
 
 #[test]
-fn data_must_be_an_object_or_array() {
-    let mut tree = Tree::new("Root");
-    let root = tree.root();
-    let json = tree
-        .create_last_child(root, NAME, Text::from_static("JSON"), Value::Null)
-        .unwrap();
-    field(&mut tree, json, "Data", Value::Integer(3));
-    let err = crate::json::to_bytes(&mut tree, json, &JsonParser::new()).unwrap_err();
-    assert!(
-        err.to_string().contains("must be an object or an array"),
-        "{err}"
-    );
+fn data_holding_a_value_is_written_as_that_value() {
+    for (v, expected) in [
+        (Value::Integer(3), "3"),
+        (Value::Boolean(true), "true"),
+        (Value::Null, "null"),
+    ] {
+        let mut tree = Tree::new("Root");
+        let root = tree.root();
+        let json = tree
+            .create_last_child(root, NAME, Text::from_static("JSON"), Value::Null)
+            .unwrap();
+        field(&mut tree, json, "Data", v);
+        assert_eq!(write(&mut tree, json, &JsonParser::new()), expected);
+    }
+}
+
+#[test]
+fn top_level_scalars_parse_into_data_and_write_back() {
+    for text in [
+        r#""abc""#,
+        "12",
+        "-1.5e3",
+        "true",
+        "false",
+        "null",
+        r#" "a\nb" "#,
+    ] {
+        let (mut tree, json, parser) = parsed(text);
+        let data = tree.path(json, &["Data"]).unwrap().unwrap();
+        assert_eq!(tree.field_type(data), NAME_VALUE, "{text}");
+        assert_eq!(write(&mut tree, json, &parser), text, "{text}");
+        super::touch_all(&mut tree, json);
+        let rebuilt = write(&mut tree, json, &parser);
+        let again: serde_json::Value = serde_json::from_str(&rebuilt).unwrap();
+        let first: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(again, first, "{text} rebuilt as {rebuilt}");
+    }
 }
 
 #[test]
