@@ -10,7 +10,6 @@
 
 use sluice_tree::{NodeId, Tree, TreeError, Value};
 
-use crate::json::error::serialize_error;
 use crate::json::field_type;
 use crate::json::format::{write_string, write_value};
 use crate::json::parse::{CONTAINER, container_end};
