@@ -34,3 +34,24 @@ fn nodes_doc_matches_the_registry() {
         }
     }
 }
+
+/// A merge that left its conflict markers in a page would otherwise ship them.
+#[test]
+fn docs_hold_no_merge_conflict_markers() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut pages = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).expect("docs/") {
+        pages.push(e.expect("entry").path());
+    }
+    for p in pages
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(p).expect("readable page");
+        for (i, line) in text.lines().enumerate() {
+            let marker =
+                ["<<<<<<< ", ">>>>>>> "].iter().any(|m| line.starts_with(m)) || line == "=======";
+            assert!(!marker, "{}:{}: merge conflict marker", p.display(), i + 1);
+        }
+    }
+}
