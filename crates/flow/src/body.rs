@@ -575,9 +575,11 @@ fn resolve_wires(l: &mut Loader, items: &mut [Item], failed: &[String], i: usize
         };
         for target in targets {
             let text = target.scalar_text().unwrap_or_default();
-            let (tlabel, tin) = match text.split_once('.') {
-                Some((a, b)) => (a, Some(b)),
-                None => (text.as_str(), None),
+            // A label may hold dots (the product allows them): the whole text is a label when
+            // one has that name, else the part after the last dot names an input terminal.
+            let (tlabel, tin) = match text.rsplit_once('.') {
+                Some((a, b)) if !items.iter().any(|x| x.label == text) => (a, Some(b)),
+                _ => (text.as_str(), None),
             };
             let Some(ti) = items.iter().position(|x| x.label == tlabel) else {
                 if failed.iter().any(|f| f == tlabel) {

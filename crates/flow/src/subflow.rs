@@ -537,7 +537,8 @@ fn read_properties(l: &mut Loader, y: &Yaml) -> Vec<RawProperty> {
                     };
                     for t in items {
                         let text = t.as_str().unwrap_or_default();
-                        match text.split_once('.') {
+                        // A label may hold dots (the product allows them); a property may not.
+                        match text.rsplit_once('.') {
                             Some((node, prop)) if !node.is_empty() && !prop.is_empty() => p
                                 .targets
                                 .push((node.to_string(), prop.to_string(), t.clone())),

@@ -46,6 +46,18 @@ fn load_flow_resolves_wires_and_defaults_when_valid() {
 }
 
 #[test]
+fn load_flow_takes_dotted_labels_whole_or_before_an_input_terminal() {
+    let src = "flow: f\nnodes:\n  a: { type: Source, path: /x, wires: { out: [MQINP.ORDERS, 'step.two.in'] } }\n  MQINP.ORDERS: { type: Step }\n  step.two: { type: Step }\n";
+    let def = load_flow("flows/t.yaml", src, &registry()).expect("valid");
+    assert_eq!(def.nodes[0].wires[0], vec![(1, 0), (2, 0)]);
+    assert!(
+        problems(&src.replace("'step.two.in'", "'step.two.nope'"))
+            .iter()
+            .any(|p| p.contains("nope"))
+    );
+}
+
+#[test]
 fn load_flow_reports_unknown_type_with_suggestion_and_place() {
     let p = problems("flow: f\nnodes:\n  a: { type: Sourse, path: /x }\n");
     assert_eq!(p.len(), 1, "{p:?}");
