@@ -2,6 +2,7 @@
 
 mod bench;
 mod bundle;
+mod import_cli;
 mod qm_cli;
 
 use std::path::PathBuf;
@@ -60,6 +61,18 @@ enum Command {
     },
     /// Measure flows the way the reference reports do (a suite, or one measurement).
     Bench(sluice_bench::cli::BenchArgs),
+    /// Bring an ACE/IIB workspace (or one application, library or unzipped BAR file) across
+    /// as a Sluice project, with IMPORT-REPORT.md saying what did not map.
+    Import {
+        /// The workspace folder.
+        from: PathBuf,
+        /// The project folder to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Write into a folder that is not empty.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -170,6 +183,7 @@ fn main() -> ExitCode {
             print!("{}", bundle::registry().docs_markdown());
             ExitCode::SUCCESS
         }
+        Command::Import { from, out, force } => import_cli::run(&from, &out, force),
     }
 }
 

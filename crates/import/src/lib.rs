@@ -1,0 +1,404 @@
+//! `sluice import`: an ACE/IIB workspace (or one application, library or unzipped BAR file) as
+//! a Sluice project — message flows and subflows as flow files, ESQL beside them, the queues
+//! and datasources the flows name in sluice.yaml — with `IMPORT-REPORT.md` listing everything
+//! that did not map, where it is and why. Nothing is dropped silently: a node Sluice does not
+//! have is written with the product's type name, which validation then names.
+
+mod convert;
+mod report;
+pub mod table;
+mod xmi;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+pub use convert::Unmapped;
+pub use report::{complete, migration_doc};
+
+/// Why an import could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// A file or folder could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A flow file is not well-formed XMI; the import goes on with the others.
+    #[error("{path}:{line}: {message}")]
+    Xmi {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    /// The output folder holds files and `--force` was not given.
+    #[error("{0} is not empty (use --force to write into it)")]
+    NotEmpty(String),
+    /// The workspace holds no message flow.
+    #[error("no .msgflow or .subflow file under {0}")]
+    NothingToImport(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ImportError + '_ {
+    move |source| ImportError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// One flow file as imported.
+#[derive(Debug, Clone)]
+pub struct FlowResult {
+    /// The file in the workspace, relative to the workspace folder.
+    pub source: String,
+    /// The file written, relative to the project folder (`flows/Orders.yaml`); None when the
+    /// source could not be read.
+    pub written: Option<String>,
+    pub subflow: bool,
+    pub nodes: usize,
+    pub nodes_mapped: usize,
+    pub unmapped: Vec<Unmapped>,
+    /// Why the file could not be read, when it could not.
+    pub error: Option<String>,
+}
+
+impl FlowResult {
+    pub fn complete(&self) -> bool {
+        self.error.is_none() && self.unmapped.is_empty()
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub flows: Vec<FlowResult>,
+    pub esql_files: usize,
+    /// Files of kinds the import does not carry across yet (schemas, maps, policies …), by kind.
+    pub not_imported: BTreeMap<String, Vec<String>>,
+    pub queues: BTreeSet<String>,
+    pub datasources: BTreeSet<String>,
+}
+
+/// A flow file of the workspace.
+struct Source {
+    /// Relative to the workspace folder, for messages.
+    shown: String,
+    /// Relative to its application or library (the folder with `.project`): how other flows
+    /// refer to it (`com/example/Audit.subflow`).
+    key: String,
+    path: PathBuf,
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ImportError> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        // The toolkit's generated and build folders hold copies.
+        if p.is_dir() && !matches!(name, ".metadata" | "gen" | "bin" | ".git") {
+            walk(&p, out)?;
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The folder of the application or library `file` belongs to: the nearest one above it
+/// holding a `.project`, else the workspace folder.
+fn project_of(file: &Path, workspace: &Path) -> PathBuf {
+    let mut at = file.parent();
+    while let Some(d) = at {
+        if d.join(".project").is_file() {
+            return d.to_path_buf();
+        }
+        if d == workspace {
+            break;
+        }
+        at = d.parent();
+    }
+    workspace.to_path_buf()
+}
+
+fn rel(p: &Path, base: &Path) -> String {
+    p.strip_prefix(base)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+fn stem(key: &str) -> String {
+    let file = key.rsplit('/').next().unwrap_or(key);
+    file.rsplit_once('.').map_or(file, |(s, _)| s).to_string()
+}
+
+/// The Sluice names of the workspace's flow files: the file name, or, where two files share
+/// one, the path with `_` for `/`.
+struct Names {
+    by_key: BTreeMap<String, String>,
+    subflows: BTreeSet<String>,
+    /// Each subflow's promoted properties and how their values are carried across.
+    promoted: BTreeMap<(String, String), table::Conv>,
+}
+
+impl convert::SubflowNames for Names {
+    fn subflow(&self, path: &str) -> Option<String> {
+        self.subflows
+            .contains(path)
+            .then(|| self.by_key.get(path).cloned())
+            .flatten()
+    }
+
+    fn promoted(&self, path: &str, prop: &str) -> Option<table::Conv> {
+        self.promoted
+            .get(&(path.to_string(), prop.to_string()))
+            .copied()
+    }
+}
+
+/// Import the workspace at `from` into a new project folder `to`.
+pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportError> {
+    let mut files = Vec::new();
+    walk(from, &mut files)?;
+    if to.is_dir() && !force && std::fs::read_dir(to).map_err(io(to))?.next().is_some() {
+        return Err(ImportError::NotEmpty(to.display().to_string()));
+    }
+    let mut summary = Summary::default();
+    let mut sources = Vec::new();
+    let mut esql = Vec::new();
+    for f in &files {
+        let ext = f.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        let shown = rel(f, from);
+        match ext {
+            "msgflow" | "subflow" => sources.push(Source {
+                key: rel(f, &project_of(f, from)),
+                shown,
+                path: f.clone(),
+            }),
+            "esql" => esql.push((f.clone(), shown)),
+            "xsd" | "mxsd" | "dfdl" | "map" | "msgmap" | "xsl" | "xslt" | "policyxml"
+            | "properties" | "monprofile" | "wsdl" | "java" | "jar" => summary
+                .not_imported
+                .entry(ext.to_string())
+                .or_default()
+                .push(shown),
+            _ => {}
+        }
+    }
+    if sources.is_empty() {
+        return Err(ImportError::NothingToImport(from.display().to_string()));
+    }
+    // Read every flow first: which files are subflows shows in the flows that use them.
+    let mut read = Vec::new();
+    for s in &sources {
+        let parsed = std::fs::read_to_string(&s.path)
+            .map_err(io(&s.path))
+            .and_then(|text| xmi::read(&s.shown, &text));
+        read.push(parsed);
+    }
+    let mut used = BTreeSet::new();
+    for f in read.iter().flatten() {
+        for n in &f.nodes {
+            if let xmi::NodeKind::Subflow(path) = &n.kind {
+                used.insert(path.clone());
+            }
+        }
+    }
+    let mut names = Names {
+        by_key: BTreeMap::new(),
+        subflows: BTreeSet::new(),
+        promoted: BTreeMap::new(),
+    };
+    for (s, f) in sources.iter().zip(&read) {
+        let Ok(f) = f else { continue };
+        for p in &f.properties {
+            if let Some(conv) = convert::promoted_conv(f, p) {
+                names.promoted.insert((s.key.clone(), p.name.clone()), conv);
+            }
+        }
+    }
+    for s in &sources {
+        let clash = sources
+            .iter()
+            .filter(|o| stem(&o.key) == stem(&s.key))
+            .count()
+            > 1;
+        let name = if clash {
+            s.key
+                .rsplit_once('.')
+                .map_or(s.key.as_str(), |(k, _)| k)
+                .replace(['/', '.'], "_")
+        } else {
+            stem(&s.key)
+        };
+        names.by_key.insert(s.key.clone(), name);
+        if s.key.ends_with(".subflow") || used.contains(&s.key) {
+            names.subflows.insert(s.key.clone());
+        }
+    }
+    for dir in ["flows", "subflows", "esql"] {
+        let d = to.join(dir);
+        std::fs::create_dir_all(&d).map_err(io(&d))?;
+    }
+    for (s, parsed) in sources.iter().zip(read) {
+        let subflow = names.subflows.contains(&s.key);
+        let flow = match parsed {
+            Ok(f) => f,
+            Err(e) => {
+                summary.flows.push(FlowResult {
+                    source: s.shown.clone(),
+                    written: None,
+                    subflow,
+                    nodes: 0,
+                    nodes_mapped: 0,
+                    unmapped: Vec::new(),
+                    error: Some(e.to_string()),
+                });
+                continue;
+            }
+        };
+        collect_resources(&flow, &mut summary);
+        let name = &names.by_key[&s.key];
+        let c = convert::convert(name, &flow, subflow, &names);
+        let written = format!("{}/{name}.yaml", if subflow { "subflows" } else { "flows" });
+        let path = to.join(&written);
+        let header = format!("# Imported from {} by `sluice import`.\n", s.shown);
+        std::fs::write(&path, header + &c.yaml).map_err(io(&path))?;
+        summary.flows.push(FlowResult {
+            source: s.shown.clone(),
+            written: Some(written),
+            subflow,
+            nodes: c.nodes,
+            nodes_mapped: c.nodes_mapped,
+            unmapped: c.unmapped,
+            error: None,
+        });
+    }
+    for (f, shown) in &esql {
+        let dest = to.join("esql").join(shown);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        std::fs::copy(f, &dest).map_err(io(f))?;
+        summary.esql_files += 1;
+    }
+    write_settings(to, &summary)?;
+    Ok(summary)
+}
+
+/// The queues MQ nodes name and the datasources ESQL nodes name.
+fn collect_resources(flow: &xmi::XmiFlow, summary: &mut Summary) {
+    for n in &flow.nodes {
+        for (k, v) in &n.attrs {
+            if v.is_empty() {
+                continue;
+            }
+            match k.as_str() {
+                "queueName" => {
+                    summary.queues.insert(v.clone());
+                }
+                "dataSource" => {
+                    summary.datasources.insert(v.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// sluice.yaml with the queues and datasources the flows name. A datasource becomes an SQLite
+/// file under data/ until the user points it at the database it stands for.
+fn write_settings(to: &Path, summary: &Summary) -> Result<(), ImportError> {
+    let path = to.join("sluice.yaml");
+    if path.exists() {
+        return Ok(());
+    }
+    let mut text = String::from(
+        "# Written by `sluice import`: the queues and datasources the imported flows name.\n",
+    );
+    if !summary.queues.is_empty() {
+        text.push_str("queues:\n");
+        for q in &summary.queues {
+            text.push_str(&format!("  - name: {}\n", convert::scalar(q)));
+        }
+    }
+    if !summary.datasources.is_empty() {
+        text.push_str("datasources:\n");
+        for d in &summary.datasources {
+            let file = d.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+            text.push_str(&format!(
+                "  {}:\n    sqlite: data/{file}.sqlite   # point this at the real database\n",
+                convert::scalar(d)
+            ));
+        }
+    }
+    std::fs::write(&path, text).map_err(io(&path))
+}
+
+/// Validates a project folder: each problem's file (relative to the folder) and text.
+pub type Validate = dyn Fn(&Path) -> Result<(), Vec<(String, String)>>;
+
+/// Validate the project with `validate` (which gives each problem's file, relative to the
+/// project, and text) and move every flow or subflow file with a problem to
+/// `flows-incomplete/` or `subflows-incomplete/`, again until what stays validates: so the
+/// project runs the flows that imported completely, and the others wait beside them with
+/// the validator's words in the report. Returns the problems by the file's first place.
+pub fn settle(
+    to: &Path,
+    summary: &mut Summary,
+    validate: &Validate,
+) -> Result<BTreeMap<String, Vec<String>>, ImportError> {
+    let mut problems: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    while let Err(found) = validate(to) {
+        let mut moved = false;
+        for (file, text) in found {
+            problems.entry(file.clone()).or_default().push(text);
+            let Some(f) = summary
+                .flows
+                .iter_mut()
+                .find(|f| f.written.as_deref() == Some(file.as_str()))
+            else {
+                continue;
+            };
+            let Some((dir, name)) = file.split_once('/') else {
+                continue;
+            };
+            let aside = format!("{dir}-incomplete/{name}");
+            let target = to.join(&aside);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(io(parent))?;
+            }
+            std::fs::rename(to.join(&file), &target).map_err(io(&target))?;
+            if let Some(ps) = problems.remove(&file) {
+                problems.insert(aside.clone(), ps);
+            }
+            f.written = Some(aside);
+            moved = true;
+        }
+        // A problem outside the flow files (ESQL, sluice.yaml) stops here: moving flows
+        // aside would not help, and the report shows it.
+        if !moved {
+            break;
+        }
+    }
+    Ok(problems)
+}
+
+/// Write `IMPORT-REPORT.md` into the project; `problems` are what validating the project
+/// found, by file (relative to the project), in the validator's words.
+pub fn write_report(
+    to: &Path,
+    from: &Path,
+    summary: &Summary,
+    problems: &BTreeMap<String, Vec<String>>,
+) -> Result<PathBuf, ImportError> {
+    let path = to.join("IMPORT-REPORT.md");
+    let text = report::render(from, summary, problems);
+    std::fs::write(&path, text).map_err(io(&path))?;
+    Ok(path)
+}

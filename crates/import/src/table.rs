@@ -1,0 +1,465 @@
+//! What each of the product's node types becomes in Sluice: the node type, each property and
+//! terminal. docs/migration.md is generated from these tables.
+
+/// How a property's value is carried across.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Conv {
+    /// The text as it is.
+    Text,
+    /// A whole number, in the same unit on both sides.
+    Int,
+    /// `true` or `false`.
+    Bool,
+    /// `esql://routine/SCHEMA#Module.Main` → `SCHEMA.Module` (or `Module`).
+    EsqlModule,
+    /// A message domain: XMLNSC, JSON and BLOB as they are; XMLNS and XML read as XMLNSC.
+    Domain,
+    /// One of the listed product values, each with Sluice's.
+    Words(&'static [(&'static str, &'static str)]),
+}
+
+/// One property of a node type: the product's attribute name, Sluice's property, how.
+#[derive(Debug, Clone, Copy)]
+pub struct Prop {
+    pub product: &'static str,
+    pub sluice: &'static str,
+    pub conv: Conv,
+}
+
+/// A node type of the product and what it becomes.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeType {
+    /// The product's type: `ComIbmMQInput`.
+    pub product: &'static str,
+    /// The name the toolkit shows.
+    pub title: &'static str,
+    pub sluice: &'static str,
+    pub props: &'static [Prop],
+    /// Terminals whose names differ (product, Sluice); the others keep their names.
+    pub terminals: &'static [(&'static str, &'static str)],
+}
+
+const fn p(product: &'static str, sluice: &'static str, conv: Conv) -> Prop {
+    Prop {
+        product,
+        sluice,
+        conv,
+    }
+}
+
+const DOMAIN: Prop = p("messageDomainProperty", "domain", Conv::Domain);
+const YES_NO: &[(&str, &str)] = &[("yes", "yes"), ("no", "no"), ("automatic", "automatic")];
+const PERSISTENCE: &[(&str, &str)] = &[
+    ("automatic", "as_input"),
+    ("yes", "persistent"),
+    ("no", "not_persistent"),
+    ("asDefined", "as_queue_default"),
+];
+const COMPUTE_MODE: &[(&str, &str)] = &[
+    ("message", "message"),
+    ("destination", "local_environment"),
+    ("exception", "exception"),
+    ("destinationAndMessage", "message_local_environment"),
+    ("exceptionAndMessage", "message_exception"),
+    ("exceptionAndDestination", "local_environment_exception"),
+    ("all", "all"),
+];
+const TRANSACTION: &[(&str, &str)] = &[("automatic", "automatic"), ("commit", "commit")];
+const ESQL_COMMON: [Prop; 2] = [
+    p("dataSource", "datasource", Conv::Text),
+    p("transaction", "transaction", Conv::Words(TRANSACTION)),
+];
+
+/// Attributes every node may carry that change nothing Sluice does.
+pub const NO_EFFECT: &[&str] = &[
+    "componentLevel",
+    "nodeLayoutStyle",
+    "parserXmlnscBuildTreeUsingXMLSchema",
+    "parserXmlnscMixedContentRetainMode",
+    "parserXmlnscCommentsRetainMode",
+    "parserXmlnscProcessingInstructionsRetainMode",
+    "parserXmlnscUseForXmlnsDomain",
+];
+
+/// The product's node types Sluice has, as they map.
+pub static NODE_TYPES: &[NodeType] = &[
+    NodeType {
+        product: "ComIbmMQInput",
+        title: "MQ Input",
+        sluice: "MQInput",
+        props: &[
+            p("queueName", "queue", Conv::Text),
+            p("transactionMode", "transaction_mode", Conv::Words(YES_NO)),
+            p("commitCount", "commit_count", Conv::Int),
+            DOMAIN,
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmMQOutput",
+        title: "MQ Output",
+        sluice: "MQOutput",
+        props: &[
+            p("queueName", "queue", Conv::Text),
+            p(
+                "destinationMode",
+                "destination_mode",
+                Conv::Words(&[
+                    ("queueName", "queue_name"),
+                    ("replyToQueue", "reply_to_queue"),
+                    ("destinationList", "destination_list"),
+                ]),
+            ),
+            p("newMsgId", "new_msg_id", Conv::Bool),
+            p("persistenceMode", "persistence", Conv::Words(PERSISTENCE)),
+            p("transactionMode", "transaction_mode", Conv::Words(YES_NO)),
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmMQReply",
+        title: "MQ Reply",
+        sluice: "MQReply",
+        props: &[
+            p("persistenceMode", "persistence", Conv::Words(PERSISTENCE)),
+            p("transactionMode", "transaction_mode", Conv::Words(YES_NO)),
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmMQGet",
+        title: "MQ Get",
+        sluice: "MQGet",
+        props: &[
+            p("queueName", "queue", Conv::Text),
+            p("waitInterval", "wait_ms", Conv::Int),
+            p("browse", "browse", Conv::Bool),
+            DOMAIN,
+        ],
+        terminals: &[("noMessage", "no_message")],
+    },
+    NodeType {
+        product: "ComIbmWSInput",
+        title: "HTTP Input",
+        sluice: "HTTPInput",
+        props: &[p("URLSpecifier", "path", Conv::Text), DOMAIN],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmWSReply",
+        title: "HTTP Reply",
+        sluice: "HTTPReply",
+        props: &[p(
+            "ignoreTransportFailures",
+            "ignore_transport_failures",
+            Conv::Bool,
+        )],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmWSRequest",
+        title: "HTTP Request",
+        sluice: "HTTPRequest",
+        props: &[
+            p("URLSpecifier", "url", Conv::Text),
+            p("httpMethod", "method", Conv::Text),
+            p("timeoutForServer", "timeout_secs", Conv::Int),
+            DOMAIN,
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmCompute",
+        title: "Compute",
+        sluice: "Compute",
+        props: &[
+            p("computeExpression", "module", Conv::EsqlModule),
+            p("computeMode", "compute_mode", Conv::Words(COMPUTE_MODE)),
+            ESQL_COMMON[0],
+            ESQL_COMMON[1],
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmFilter",
+        title: "Filter",
+        sluice: "Filter",
+        props: &[
+            p("filterExpression", "module", Conv::EsqlModule),
+            ESQL_COMMON[0],
+            ESQL_COMMON[1],
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmDatabase",
+        title: "Database",
+        sluice: "Database",
+        props: &[
+            p("statement", "module", Conv::EsqlModule),
+            ESQL_COMMON[0],
+            ESQL_COMMON[1],
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmTrace",
+        title: "Trace",
+        sluice: "Trace",
+        props: &[
+            p(
+                "destination",
+                "destination",
+                Conv::Words(&[
+                    ("none", "none"),
+                    ("file", "file"),
+                    ("userTrace", "stdout"),
+                    ("localError", "stdout"),
+                ]),
+            ),
+            p("filePath", "file_path", Conv::Text),
+            p("pattern", "pattern", Conv::Text),
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmTryCatch",
+        title: "TryCatch",
+        sluice: "TryCatch",
+        props: &[],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmThrow",
+        title: "Throw",
+        sluice: "Throw",
+        props: &[
+            p("messageNumber", "message_number", Conv::Int),
+            p("messageText", "message_text", Conv::Text),
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmLabel",
+        title: "Label",
+        sluice: "Label",
+        props: &[p("labelName", "label_name", Conv::Text)],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmRouteToLabel",
+        title: "RouteToLabel",
+        sluice: "RouteToLabel",
+        props: &[p(
+            "mode",
+            "mode",
+            Conv::Words(&[
+                ("routeToLast", "route_to_last"),
+                ("routeToFirst", "route_to_first"),
+            ]),
+        )],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmRoute",
+        title: "Route",
+        sluice: "Route",
+        props: &[p(
+            "distributionMode",
+            "distribution_mode",
+            Conv::Words(&[("all", "all"), ("first", "first")]),
+        )],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmFlowOrder",
+        title: "Flow Order",
+        sluice: "FlowOrder",
+        props: &[],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmPassthru",
+        title: "Passthrough",
+        sluice: "Passthrough",
+        props: &[],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmFileInput",
+        title: "File Input",
+        sluice: "FileInput",
+        props: &[
+            p("inputDirectory", "directory", Conv::Text),
+            p("filenamePattern", "file_name_pattern", Conv::Text),
+            p("archiveDirectory", "archive_directory", Conv::Text),
+            DOMAIN,
+        ],
+        terminals: &[("EndOfData", "end_of_data")],
+    },
+    NodeType {
+        product: "ComIbmFileOutput",
+        title: "File Output",
+        sluice: "FileOutput",
+        props: &[
+            p("outputDirectory", "directory", Conv::Text),
+            p("outputFilename", "file_name", Conv::Text),
+        ],
+        terminals: &[("finish", "finish_file"), ("EndOfData", "end_of_data")],
+    },
+    NodeType {
+        product: "ComIbmFileRead",
+        title: "File Read",
+        sluice: "FileRead",
+        props: &[
+            p("inputDirectory", "directory", Conv::Text),
+            p("filenamePattern", "file_name", Conv::Text),
+            DOMAIN,
+        ],
+        terminals: &[("noMatch", "no_match")],
+    },
+    NodeType {
+        product: "ComIbmAggregateControl",
+        title: "Aggregate Control",
+        sluice: "AggregateControl",
+        props: &[
+            p("aggregateName", "aggregate_name", Conv::Text),
+            p("timeoutInterval", "timeout_secs", Conv::Int),
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmAggregateRequest",
+        title: "Aggregate Request",
+        sluice: "AggregateRequest",
+        props: &[p("folderName", "folder_name", Conv::Text)],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmAggregateReply",
+        title: "Aggregate Reply",
+        sluice: "AggregateReply",
+        props: &[p("aggregateName", "aggregate_name", Conv::Text)],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmSequence",
+        title: "Sequence",
+        sluice: "Sequence",
+        props: &[
+            p("sequenceGroup", "sequence_group_path", Conv::Text),
+            p("sequenceName", "sequence_name", Conv::Text),
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmReSequence",
+        title: "Resequence",
+        sluice: "Resequence",
+        props: &[
+            p("sequenceNumber", "sequence_number_path", Conv::Text),
+            p("sequenceGroup", "sequence_group_path", Conv::Text),
+            p("sequenceName", "sequence_name", Conv::Text),
+        ],
+        terminals: &[],
+    },
+];
+
+/// The node type the product calls `product`, when Sluice has it.
+pub fn node_type(product: &str) -> Option<&'static NodeType> {
+    NODE_TYPES.iter().find(|t| t.product == product)
+}
+
+impl NodeType {
+    /// Sluice's name for the terminal the product calls `name`.
+    pub fn terminal(&self, name: &str) -> String {
+        self.terminals
+            .iter()
+            .find(|(p, _)| *p == name)
+            .map_or_else(|| name.to_string(), |(_, s)| s.to_string())
+    }
+}
+
+/// A product value carried across by `conv`; Err with the reason when it cannot be.
+pub fn convert(conv: Conv, value: &str) -> Result<Value, String> {
+    Ok(match conv {
+        Conv::Text => Value::Text(value.to_string()),
+        Conv::Int => Value::Int(
+            value
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{value}` is not a whole number"))?,
+        ),
+        Conv::Bool => match value {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(format!("`{value}` is not true or false")),
+        },
+        Conv::EsqlModule => Value::Text(esql_module(value)?),
+        Conv::Domain => match value {
+            "XMLNSC" | "JSON" | "BLOB" => Value::Text(value.to_string()),
+            "XMLNS" | "XML" => Value::Text("XMLNSC".into()),
+            "" => Value::Text("BLOB".into()),
+            other => return Err(format!("the {other} domain is not in Sluice yet")),
+        },
+        Conv::Words(words) => match words.iter().find(|(p, _)| *p == value) {
+            Some((_, s)) => Value::Text(s.to_string()),
+            None => return Err(format!("`{value}` has no counterpart")),
+        },
+    })
+}
+
+/// `esql://routine/shop.orders#Enrich.Main` → `shop.orders.Enrich`; without a schema
+/// (`esql://routine/#Enrich.Main`) → `Enrich`.
+pub fn esql_module(expr: &str) -> Result<String, String> {
+    let rest = expr
+        .strip_prefix("esql://routine/")
+        .ok_or_else(|| format!("`{expr}` is not an ESQL routine reference"))?;
+    let (schema, routine) = rest.split_once('#').unwrap_or(("", rest));
+    let module = routine.rsplit_once('.').map_or(routine, |(m, _)| m);
+    Ok(if schema.is_empty() {
+        module.to_string()
+    } else {
+        format!("{schema}.{module}")
+    })
+}
+
+/// A property value as a flow file writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Text(String),
+    Int(i64),
+    Bool(bool),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn esql_module_reads_schema_and_module_when_both_are_given() {
+        assert_eq!(
+            esql_module("esql://routine/shop.orders#Enrich.Main").unwrap(),
+            "shop.orders.Enrich"
+        );
+        assert_eq!(
+            esql_module("esql://routine/#Enrich.Main").unwrap(),
+            "Enrich"
+        );
+        assert!(esql_module("java://x").is_err());
+    }
+
+    #[test]
+    fn convert_refuses_values_without_counterpart() {
+        assert_eq!(
+            convert(Conv::Domain, "XMLNS").unwrap(),
+            Value::Text("XMLNSC".into())
+        );
+        assert!(convert(Conv::Domain, "DFDL").is_err());
+        assert!(convert(Conv::Int, "ten").is_err());
+        assert_eq!(
+            convert(Conv::Words(COMPUTE_MODE), "destinationAndMessage").unwrap(),
+            Value::Text("message_local_environment".into())
+        );
+    }
+}

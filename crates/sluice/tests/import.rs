@@ -1,0 +1,99 @@
+//! `sluice import` on a workspace written in the product's XMI format: what it writes, what it
+//! reports, and that the imported project runs a message through.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Server;
+use common::tempdir::TempDir;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/import/workspace")
+}
+
+fn import(out: &Path, extra: &[&str]) -> (bool, String, String) {
+    let o = Command::new(common::bin())
+        .arg("import")
+        .arg(workspace())
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run sluice import");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn import_writes_a_project_that_runs_and_reports_what_did_not_map() {
+    let dir = TempDir::new("import");
+    let out = dir.path().join("project");
+    let (ok, stdout, stderr) = import(&out, &[]);
+    assert!(ok, "{stdout}{stderr}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("imported 3 flows (2 complete), 12 nodes (10 mapped), report: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Failing.msgflow: 2 unmapped parts"),
+        "{stdout}"
+    );
+
+    let report = std::fs::read_to_string(out.join("IMPORT-REPORT.md")).unwrap();
+    assert!(
+        report.contains("node type `ComIbmJavaCompute` | not in Sluice yet"),
+        "{report}"
+    );
+    assert!(
+        report.contains("property `validateMaster` = `contentAndValue`"),
+        "{report}"
+    );
+    assert!(
+        report.contains("unknown node type `JavaCompute`"),
+        "{report}"
+    );
+    assert!(out.join("flows-incomplete/Failing.yaml").is_file());
+    let settings = std::fs::read_to_string(out.join("sluice.yaml")).unwrap();
+    assert!(settings.contains("- name: ORDERS.JAVA"), "{settings}");
+
+    // The complete flow runs: its subflow (from the library), its ESQL with the flow's
+    // user-defined property, its Route by the rule carried across.
+    let server = Server::start(&out);
+    let r = server.post("/imported/orders", br#"{"qty":2}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.text(), r#"{"qty":2,"region":"EMEA","audited":true}"#);
+    let big = server.post("/imported/orders", br#"{"qty":20}"#);
+    assert_eq!(big.text(), r#"{"qty":20,"region":"EMEA"}"#);
+}
+
+#[test]
+fn import_refuses_a_folder_that_is_not_empty_unless_forced() {
+    let dir = TempDir::new("import-force");
+    std::fs::write(dir.path().join("keep.txt"), "mine").unwrap();
+    let (ok, _, stderr) = import(dir.path(), &[]);
+    assert!(!ok);
+    assert!(stderr.contains("is not empty (use --force"), "{stderr}");
+    let (ok, stdout, stderr) = import(dir.path(), &["--force"]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(dir.path().join("keep.txt").is_file());
+}
+
+#[test]
+fn import_fails_when_the_folder_holds_no_flow() {
+    let dir = TempDir::new("import-empty");
+    let o = Command::new(common::bin())
+        .arg("import")
+        .arg(dir.path())
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no .msgflow or .subflow file"));
+}
