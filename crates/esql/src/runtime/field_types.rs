@@ -67,7 +67,7 @@ const JSON: &[(&str, u32)] = &[
 ];
 
 /// Domains whose trees hold only the generic types: name-value headers (MQRFH2 and the
-/// other MQ and HTTP headers) and the model-driven and binary domains.
+/// other MQ and HTTP headers) and the model-driven, MIME and binary domains.
 const GENERIC: &[(&str, u32)] = &[
     ("Name", generic::NAME),
     ("Folder", generic::NAME),
@@ -88,7 +88,9 @@ pub const DOMAINS: &[(&str, &[(&str, u32)])] = &[
     ("MRM", GENERIC),
     ("DFDL", GENERIC),
     ("MIME", GENERIC),
-    ("SOAP", GENERIC),
+    // The SOAP domain's trees are XML below its folders, with XMLNSC's types
+    // (`SOAP.NamespaceDecl` declares a prefix on the envelope).
+    ("SOAP", XMLNSC),
     ("BLOB", GENERIC),
 ];
 

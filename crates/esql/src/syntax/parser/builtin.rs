@@ -132,7 +132,11 @@ impl Parser<'_> {
                     options,
                 }
             }
-            "COUNT" | "SUM" | "MAX" | "MIN" if next_is_paren => self.aggregate(&upper)?,
+            // The aggregates take one argument; with more, the name is a routine of the
+            // program's own (these names are not reserved).
+            "COUNT" | "SUM" | "MAX" | "MIN" if next_is_paren && !self.call_has_comma() => {
+                self.aggregate(&upper)?
+            }
             w if super::is_reserved(w) && !super::is_name_keyword(w) => {
                 return Err(self.unexpected("an expression"));
             }
@@ -566,6 +570,28 @@ impl Parser<'_> {
             places,
             mode,
         })
+    }
+
+    /// Whether the call whose name is the current token has a comma between its parentheses at
+    /// their own level (`f(a, b)`), looking ahead without reading.
+    fn call_has_comma(&self) -> bool {
+        let mut depth = 0usize;
+        let mut n = 1;
+        loop {
+            match &self.peek_at(n).kind {
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => depth += 1,
+                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return false;
+                    }
+                }
+                TokenKind::Comma if depth == 1 => return true,
+                TokenKind::Eof => return false,
+                _ => {}
+            }
+            n += 1;
+        }
     }
 
     fn aggregate(&mut self, upper: &str) -> PResult<ExprKind> {
