@@ -1,10 +1,12 @@
 //! `sluice import`: an ACE/IIB workspace (or one application, library or unzipped BAR file) as
-//! a Sluice project — message flows and subflows as flow files, ESQL beside them, the queues
-//! and datasources the flows name in sluice.yaml — with `IMPORT-REPORT.md` listing everything
+//! a Sluice project — message flows and subflows as flow files with BAR overrides applied,
+//! ESQL beside them, the queues and datasources the flows name in sluice.yaml — with
+//! `IMPORT-REPORT.md` listing everything
 //! that did not map, where it is and why. Nothing is dropped silently: a node Sluice does not
 //! have is written with the product's type name, which validation then names.
 
 mod convert;
+mod overrides;
 mod report;
 pub mod table;
 mod xmi;
@@ -13,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 pub use convert::Unmapped;
+pub use overrides::Override;
 pub use report::{complete, migration_doc};
 
 /// Why an import could not run.
@@ -78,6 +81,9 @@ pub struct Summary {
     pub not_imported: BTreeMap<String, Vec<String>>,
     pub queues: BTreeSet<String>,
     pub datasources: BTreeSet<String>,
+    /// BAR override lines found, and those that could not be applied, with why.
+    pub overrides: usize,
+    pub unapplied_overrides: Vec<(overrides::Override, String)>,
 }
 
 /// A flow file of the workspace.
@@ -171,6 +177,7 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
     let mut summary = Summary::default();
     let mut sources = Vec::new();
     let mut esql = Vec::new();
+    let mut bar = Vec::new();
     for f in &files {
         let ext = f.extension().and_then(|e| e.to_str()).unwrap_or_default();
         let shown = rel(f, from);
@@ -181,8 +188,21 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
                 path: f.clone(),
             }),
             "esql" => esql.push((f.clone(), shown)),
+            "properties" => {
+                let text = std::fs::read_to_string(f).map_err(io(f))?;
+                let found = overrides::parse(&shown, &text);
+                if found.is_empty() {
+                    summary
+                        .not_imported
+                        .entry(ext.to_string())
+                        .or_default()
+                        .push(shown);
+                } else {
+                    bar.extend(found);
+                }
+            }
             "xsd" | "mxsd" | "dfdl" | "map" | "msgmap" | "xsl" | "xslt" | "policyxml"
-            | "properties" | "monprofile" | "wsdl" | "java" | "jar" => summary
+            | "monprofile" | "wsdl" | "java" | "jar" => summary
                 .not_imported
                 .entry(ext.to_string())
                 .or_default()
@@ -200,6 +220,26 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
             .map_err(io(&s.path))
             .and_then(|text| xmi::read(&s.shown, &text));
         read.push(parsed);
+    }
+    // BAR overrides change the flows before anything converts; one that names nothing is
+    // reported.
+    summary.overrides = bar.len();
+    for o in &bar {
+        let mut used = false;
+        for (s, parsed) in sources.iter().zip(read.iter_mut()) {
+            let Ok(flow) = parsed else { continue };
+            if !overrides::is_for(o, &s.key) {
+                continue;
+            }
+            used = true;
+            if let Err(reason) = overrides::apply(o, flow) {
+                summary.unapplied_overrides.push((o.clone(), reason));
+            }
+        }
+        if !used {
+            let reason = "no flow of the workspace has that name".to_string();
+            summary.unapplied_overrides.push((o.clone(), reason));
+        }
     }
     let mut used = BTreeSet::new();
     for f in read.iter().flatten() {

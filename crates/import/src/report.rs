@@ -50,6 +50,12 @@ pub fn render(from: &Path, s: &Summary, problems: &BTreeMap<String, Vec<String>>
     let _ = writeln!(out, "- ESQL files: {}", s.esql_files);
     let _ = writeln!(
         out,
+        "- BAR override lines applied: {} of {}",
+        s.overrides.saturating_sub(s.unapplied_overrides.len()),
+        s.overrides
+    );
+    let _ = writeln!(
+        out,
         "- sluice.yaml: queues {}, datasources {} (SQLite files until pointed at the real databases)\n",
         s.queues.len(),
         s.datasources.len()
@@ -117,11 +123,31 @@ pub fn render(from: &Path, s: &Summary, problems: &BTreeMap<String, Vec<String>>
         }
         out.push_str("```\n\n");
     }
+    if !s.unapplied_overrides.is_empty() {
+        out.push_str("## BAR overrides not applied\n\n");
+        for (o, reason) in &s.unapplied_overrides {
+            let _ = writeln!(
+                out,
+                "- {}:{}: `{}#{}{}` = `{}`: {reason}",
+                o.file,
+                o.line,
+                o.flow,
+                o.node
+                    .as_deref()
+                    .map(|n| format!("{n}."))
+                    .unwrap_or_default(),
+                o.property,
+                o.value
+            );
+        }
+        out.push('\n');
+    }
     if !s.not_imported.is_empty() {
         out.push_str("## Files not carried across\n\n");
         out.push_str(
-            "Schemas, maps, stylesheets, policies, BAR overrides, monitoring profiles and Java \
-             are not imported yet; bring across what the flows need by hand.\n\n",
+            "Schemas, maps, stylesheets, policies, monitoring profiles, Java and `.properties` \
+             files without BAR override lines are not imported yet; bring across what the \
+             flows need by hand.\n\n",
         );
         for (kind, files) in &s.not_imported {
             let _ = writeln!(out, "- `.{kind}`: {}", files.join(", "));

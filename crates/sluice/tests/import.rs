@@ -59,6 +59,17 @@ fn import_writes_a_project_that_runs_and_reports_what_did_not_map() {
         "{report}"
     );
     assert!(out.join("flows-incomplete/Failing.yaml").is_file());
+    assert!(
+        report.contains("BAR override lines applied: 2 of 4"),
+        "{report}"
+    );
+    assert!(
+        report.contains("`orders.Orders#Nope.queueName` = `NOWHERE`: the flow has no node `Nope`"),
+        "{report}"
+    );
+    assert!(report.contains("`billing.Invoices#MQ Input.queueName` = `INVOICES`: no flow of the workspace has that name"), "{report}");
+    let orders = std::fs::read_to_string(out.join("flows/Orders.yaml")).unwrap();
+    assert!(orders.contains("instances: 4"), "{orders}");
     let settings = std::fs::read_to_string(out.join("sluice.yaml")).unwrap();
     assert!(settings.contains("- name: ORDERS.JAVA"), "{settings}");
 
@@ -67,9 +78,9 @@ fn import_writes_a_project_that_runs_and_reports_what_did_not_map() {
     let server = Server::start(&out);
     let r = server.post("/imported/orders", br#"{"qty":2}"#);
     assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.text(), r#"{"qty":2,"region":"EMEA","audited":true}"#);
+    assert_eq!(r.text(), r#"{"qty":2,"region":"APAC","audited":true}"#);
     let big = server.post("/imported/orders", br#"{"qty":20}"#);
-    assert_eq!(big.text(), r#"{"qty":20,"region":"EMEA"}"#);
+    assert_eq!(big.text(), r#"{"qty":20,"region":"APAC"}"#);
 }
 
 #[test]
