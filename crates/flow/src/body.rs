@@ -577,8 +577,9 @@ fn resolve_wires(l: &mut Loader, items: &mut [Item], failed: &[String], i: usize
             let text = target.scalar_text().unwrap_or_default();
             // A label may hold dots (the product allows them): the whole text is a label when
             // one has that name, else the part after the last dot names an input terminal.
+            let whole = items.iter().any(|x| x.label == text) || failed.contains(&text);
             let (tlabel, tin) = match text.rsplit_once('.') {
-                Some((a, b)) if !items.iter().any(|x| x.label == text) => (a, Some(b)),
+                Some((a, b)) if !whole => (a, Some(b)),
                 _ => (text.as_str(), None),
             };
             let Some(ti) = items.iter().position(|x| x.label == tlabel) else {

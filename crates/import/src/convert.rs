@@ -50,8 +50,25 @@ pub fn promoted_conv(flow: &XmiFlow, p: &crate::xmi::XmiProperty) -> Option<tabl
         .map(|q| q.conv)
 }
 
-/// `name` as a YAML scalar: single-quoted unless it is plainly safe.
+/// `name` as a YAML scalar: single-quoted unless it is plainly safe; double-quoted with escapes
+/// when it holds line breaks or other control characters.
 pub fn scalar(s: &str) -> String {
+    if s.chars().any(char::is_control) {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        return out;
+    }
     let plain = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
@@ -73,6 +90,7 @@ fn value_text(v: &Value) -> String {
         Value::Text(t) => scalar(t),
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => b.to_string(),
+        Value::None => String::new(),
     }
 }
 
@@ -337,6 +355,7 @@ fn node_lines(
             continue;
         };
         match table::convert(prop.conv, v) {
+            Ok(Value::None) => {}
             Ok(value) => lines.push(format!("{}: {}", prop.sluice, value_text(&value))),
             Err(reason) => miss(format!("property `{k}` = `{v}`"), reason),
         }
@@ -426,5 +445,6 @@ mod tests {
         assert_eq!(scalar("12"), "'12'");
         assert_eq!(scalar("it's"), "'it''s'");
         assert_eq!(scalar(""), "''");
+        assert_eq!(scalar("a\r\nb \"c\"\\"), r#""a\r\nb \"c\"\\""#);
     }
 }

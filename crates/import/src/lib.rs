@@ -83,6 +83,8 @@ pub struct Summary {
     pub datasources: BTreeSet<String>,
     /// BAR override lines found, and those that could not be applied, with why.
     pub overrides: usize,
+    /// Whether the project validated, once the flows with problems moved aside.
+    pub validated: bool,
     pub unapplied_overrides: Vec<(overrides::Override, String)>,
 }
 
@@ -105,8 +107,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ImportError> {
     entries.sort();
     for p in entries {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        // The toolkit's generated and build folders hold copies.
-        if p.is_dir() && !matches!(name, ".metadata" | "gen" | "bin" | ".git") {
+        // The toolkit's workspace metadata and build output hold copies; `gen/` does not (a
+        // REST API's main flow lives there).
+        if p.is_dir() && !matches!(name, ".metadata" | "bin" | ".git") {
             walk(&p, out)?;
         } else if p.is_file() {
             out.push(p);
@@ -355,8 +358,12 @@ fn collect_resources(flow: &xmi::XmiFlow, summary: &mut Summary) {
 /// file under data/ until the user points it at the database it stands for.
 fn write_settings(to: &Path, summary: &Summary) -> Result<(), ImportError> {
     let path = to.join("sluice.yaml");
-    if path.exists() {
+    if path.exists() || (summary.queues.is_empty() && summary.datasources.is_empty()) {
         return Ok(());
+    }
+    if !summary.datasources.is_empty() {
+        let data = to.join("data");
+        std::fs::create_dir_all(&data).map_err(io(&data))?;
     }
     let mut text = String::from(
         "# Written by `sluice import`: the queues and datasources the imported flows name.\n",
@@ -394,7 +401,21 @@ pub fn settle(
     validate: &Validate,
 ) -> Result<BTreeMap<String, Vec<String>>, ImportError> {
     let mut problems: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    while let Err(found) = validate(to) {
+    summary.validated = false;
+    loop {
+        // With every flow aside there is nothing left to run, and nothing left that fails.
+        let left = summary
+            .flows
+            .iter()
+            .any(|f| f.written.as_deref().is_some_and(|w| w.starts_with("flows/")));
+        if !left {
+            summary.validated = true;
+            break;
+        }
+        let Err(found) = validate(to) else {
+            summary.validated = true;
+            break;
+        };
         let mut moved = false;
         for (file, text) in found {
             problems.entry(file.clone()).or_default().push(text);

@@ -15,9 +15,15 @@ fn share(part: usize, whole: usize) -> String {
     }
 }
 
-/// Whether the flow mapped completely and validates.
-pub fn complete(f: &crate::FlowResult, problems: &BTreeMap<String, Vec<String>>) -> bool {
-    f.complete()
+/// Whether the flow mapped completely and validates: the project validated once the flows
+/// with problems moved aside, and none was in this flow's file.
+pub fn complete(
+    s: &Summary,
+    f: &crate::FlowResult,
+    problems: &BTreeMap<String, Vec<String>>,
+) -> bool {
+    s.validated
+        && f.complete()
         && f.written
             .as_ref()
             .is_some_and(|w| !problems.contains_key(w) && !w.contains("-incomplete/"))
@@ -27,7 +33,7 @@ pub fn render(from: &Path, s: &Summary, problems: &BTreeMap<String, Vec<String>>
     let mut out = String::new();
     let nodes: usize = s.flows.iter().map(|f| f.nodes).sum();
     let mapped: usize = s.flows.iter().map(|f| f.nodes_mapped).sum();
-    let done = s.flows.iter().filter(|f| complete(f, problems)).count();
+    let done = s.flows.iter().filter(|f| complete(s, f, problems)).count();
     let _ = writeln!(out, "# Import report\n");
     let _ = writeln!(
         out,
@@ -65,12 +71,20 @@ pub fn render(from: &Path, s: &Summary, problems: &BTreeMap<String, Vec<String>>
          nothing in its file: it is in `flows/` (or `subflows/`), and `sluice run` deploys it. \
          The others wait in `flows-incomplete/` (or `subflows-incomplete/`), each with what \
          did not map and what the validator said; move one back once it is fixed. A node \
-         Sluice does not have is written with the product's type name, so that validation \
-         names it.\n",
+         Sluice does not have is written with the product's type name without `ComIbm` \
+         (`JavaCompute`), a subflow not in the workspace with its path, so that validation \
+         names them.\n",
     );
+    if !s.validated {
+        out.push_str(
+            "\n**The project does not validate** because of problems outside the flow files \
+             (ESQL, sluice.yaml: see below), so no flow is marked complete until they are \
+             fixed.\n",
+        );
+    }
     let _ = writeln!(out, "\n## Flows\n");
     for f in &s.flows {
-        let state = if complete(f, problems) {
+        let state = if complete(s, f, problems) {
             "complete"
         } else {
             "needs attention"
@@ -165,6 +179,7 @@ fn conv_text(c: Conv) -> String {
         Conv::Domain => {
             "XMLNSC, JSON, BLOB as they are; XMLNS and XML → XMLNSC; others not yet".into()
         }
+        Conv::Expect(v) => format!("`{v}` (what Sluice's node does); other values are reported"),
         Conv::Words(w) => w
             .iter()
             .map(|(p, s)| format!("`{p}` → `{s}`"))
@@ -194,11 +209,15 @@ pub fn migration_doc() -> String {
         } else {
             out.push_str("| product property | Sluice property | value |\n|---|---|---|\n");
             for p in t.props {
+                let sluice = if p.sluice.is_empty() {
+                    "—".to_string()
+                } else {
+                    format!("`{}`", p.sluice)
+                };
                 let _ = writeln!(
                     out,
-                    "| `{}` | `{}` | {} |",
+                    "| `{}` | {sluice} | {} |",
                     p.product,
-                    p.sluice,
                     conv_text(p.conv)
                 );
             }

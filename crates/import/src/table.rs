@@ -16,6 +16,8 @@ pub enum Conv {
     Domain,
     /// One of the listed product values, each with Sluice's.
     Words(&'static [(&'static str, &'static str)]),
+    /// A setting Sluice's node always has: this value maps (to nothing), any other is refused.
+    Expect(&'static str),
 }
 
 /// One property of a node type: the product's attribute name, Sluice's property, how.
@@ -305,7 +307,11 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("outputDirectory", "directory", Conv::Text),
             p("outputFilename", "file_name", Conv::Text),
         ],
-        terminals: &[("finish", "finish_file"), ("EndOfData", "end_of_data")],
+        terminals: &[
+            ("finish", "finish_file"),
+            ("EOD", "finish_file"),
+            ("EndOfData", "end_of_data"),
+        ],
     },
     NodeType {
         product: "ComIbmFileRead",
@@ -317,6 +323,17 @@ pub static NODE_TYPES: &[NodeType] = &[
             DOMAIN,
         ],
         terminals: &[("noMatch", "no_match")],
+    },
+    NodeType {
+        product: "ComIbmResetContentDescriptor",
+        title: "Reset Content Descriptor",
+        sluice: "ResetContentDescriptor",
+        props: &[
+            DOMAIN,
+            p("messageDomain", "domain", Conv::Domain),
+            p("resetMessageDomain", "", Conv::Expect("true")),
+        ],
+        terminals: &[],
     },
     NodeType {
         product: "ComIbmAggregateControl",
@@ -406,6 +423,10 @@ pub fn convert(conv: Conv, value: &str) -> Result<Value, String> {
             Some((_, s)) => Value::Text(s.to_string()),
             None => return Err(format!("`{value}` has no counterpart")),
         },
+        Conv::Expect(v) if v == value => Value::None,
+        Conv::Expect(v) => {
+            return Err(format!("only `{v}` has a counterpart in Sluice's node"));
+        }
     })
 }
 
@@ -430,6 +451,8 @@ pub enum Value {
     Text(String),
     Int(i64),
     Bool(bool),
+    /// Nothing to write: the setting is what Sluice's node always does.
+    None,
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 pub mod core;
 pub mod domains;
+pub mod reset;
 pub mod routing;
 pub mod terminals;
 mod time;
@@ -14,4 +15,5 @@ use sluice_node_api::NodeSpec;
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     core::register(r);
     routing::register(r);
+    reset::register(r);
 }

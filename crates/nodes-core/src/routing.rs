@@ -16,11 +16,13 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     r(&ROUTE);
 }
 
-fn compile(property: &str, src: &str) -> Result<XPath, ConfigError> {
+/// An XPath expression of property `property`, compiled; a bad one names the property.
+pub fn compile(property: &str, src: &str) -> Result<XPath, ConfigError> {
     XPath::compile(src).map_err(|e| ConfigError::property(property, format!("{e} in `{src}`")))
 }
 
-fn xpath_failed(e: XPathError, src: &str) -> NodeError {
+/// An XPath expression that failed at run time, as an exception naming it.
+pub fn xpath_failed(e: XPathError, src: &str) -> NodeError {
     match e {
         XPathError::Tree(t) => NodeError::from(t),
         other => NodeError::recoverable(format!("evaluating `{src}`: {other}")),

@@ -1,6 +1,7 @@
 //! HTTP nodes: HTTPInput and HTTPReply on the server's shared listener (the bridge to it is
 //! `sluice_node_api::http_listener`), HTTPRequest as a client.
 
+pub mod header;
 pub mod input;
 pub mod reply;
 pub mod request;
@@ -13,7 +14,12 @@ use sluice_node_api::NodeSpec;
 
 /// Register this family's node types.
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
-    for s in [&HTTP_INPUT, &HTTP_REPLY, &HTTP_REQUEST] {
+    for s in [
+        &HTTP_INPUT,
+        &HTTP_REPLY,
+        &HTTP_REQUEST,
+        &header::HTTP_HEADER,
+    ] {
         r(s);
     }
 }

@@ -64,6 +64,16 @@ const CASES: &[ComplianceCase] = &[
     case("RouteToLabel", "", fails_with("", XML)),
     case("Throw", "", fails_with("message_text: compliance", XML)),
     case(
+        "HTTPHeader",
+        "reply: add, reply_headers: { X-Id: $Body/a }",
+        fails_with("reply: add, reply_headers: { X-Id: $Body/a }", BROKEN_XML),
+    ),
+    case(
+        "ResetContentDescriptor",
+        "domain: BLOB",
+        fails_with("domain: JSON, parse_timing: immediate", XML),
+    ),
+    case(
         "TryCatch",
         "",
         Failing::Never("it only propagates; exceptions downstream go to catch"),

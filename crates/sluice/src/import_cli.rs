@@ -46,7 +46,7 @@ pub fn run(from: &Path, out: &Path, force: bool) -> ExitCode {
         }
     };
     for f in &summary.flows {
-        if !sluice_import::complete(f, &problems) {
+        if !sluice_import::complete(&summary, f, &problems) {
             let what = f.error.clone().unwrap_or_else(|| {
                 let mut parts = Vec::new();
                 if !f.unmapped.is_empty() {
@@ -68,7 +68,7 @@ pub fn run(from: &Path, out: &Path, force: bool) -> ExitCode {
     let done = summary
         .flows
         .iter()
-        .filter(|f| sluice_import::complete(f, &problems))
+        .filter(|f| sluice_import::complete(&summary, f, &problems))
         .count();
     println!(
         "imported {} flows ({done} complete), {nodes} nodes ({mapped} mapped), report: {}",
