@@ -404,10 +404,11 @@ pub fn settle(
     summary.validated = false;
     loop {
         // With every flow aside there is nothing left to run, and nothing left that fails.
-        let left = summary
-            .flows
-            .iter()
-            .any(|f| f.written.as_deref().is_some_and(|w| w.starts_with("flows/")));
+        let left = summary.flows.iter().any(|f| {
+            f.written
+                .as_deref()
+                .is_some_and(|w| w.starts_with("flows/"))
+        });
         if !left {
             summary.validated = true;
             break;

@@ -98,7 +98,8 @@ properties! {
     pub struct TraceProps {
         /// Where records go; `none` disables the node.
         destination: TraceDestination = "stdout",
-        /// The file records are appended to when `destination` is `file`.
+        /// The file records are appended to when `destination` is `file`; a relative path is
+        /// in the server's data folder (`--data-dir`).
         file_path: Option<String>,
         /// The record. `${Root}`, `${Body}`, `${LocalEnvironment}`, `${Environment}`,
         /// `${ExceptionList}` insert that tree (parsed in full); `${CURRENT_TIMESTAMP}` the time.
@@ -141,7 +142,15 @@ fn build_trace(c: TraceProps, b: &BuildContext) -> Result<NodeImpl, ConfigError>
             let path = c.file_path.as_deref().ok_or_else(|| {
                 ConfigError::property("destination", "`destination: file` needs `file_path`")
             })?;
-            let full = b.project_dir.join(path);
+            // Records are data the server writes, kept with its other data; nothing is opened
+            // when nothing runs (`sluice validate`).
+            if b.services.data_dir.is_none() {
+                return Ok(NodeImpl::Process(Arc::new(Trace {
+                    sink: TraceSink::None,
+                    pattern: parse_pattern(&c.pattern)?,
+                })));
+            }
+            let full = b.services.data_path(std::path::Path::new(path));
             let f = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)

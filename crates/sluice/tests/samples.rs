@@ -188,6 +188,19 @@ fn esql_write_changes_the_last_element() {
 }
 
 #[test]
+fn trace_nodes_off_and_on_leave_the_transformation_as_it_is() {
+    let plain = server().post("/samples/transform", &sale_list(1));
+    let off = server().post("/samples/trace-off", &sale_list(1));
+    let on = server().post("/samples/trace-on", &sale_list(1));
+    assert_eq!(plain.status, 200, "{}", plain.text());
+    assert_eq!(off.body, plain.body);
+    assert_eq!(on.body, plain.body);
+    // The Trace node that is on wrote the Root tree of the message into the data folder.
+    let log = std::fs::read_to_string(server().data_dir.join("trace-on.log")).unwrap();
+    assert!(log.contains("Statement") && log.contains("Root"), "{log}");
+}
+
+#[test]
 fn transform_produces_the_seeds_statement_output() {
     let r = server().post("/samples/transform", &sale_list(1));
     assert_eq!(r.status, 200, "{}", r.text());
