@@ -29,6 +29,9 @@ pub struct Services {
     /// The datasources sluice.yaml names (`datasources:`), which nodes' `datasource`
     /// properties refer to by name.
     pub datasources: BTreeMap<String, DatasourceDef>,
+    /// The message brokers sluice.yaml names (`brokers:`), which nodes' `broker` properties
+    /// refer to by name.
+    pub brokers: BTreeMap<String, BrokerDef>,
 }
 
 /// Where a named datasource's data is.
@@ -36,6 +39,53 @@ pub struct Services {
 pub enum DatasourceDef {
     /// An SQLite database file (its path already resolved against the project folder).
     Sqlite { path: PathBuf },
+}
+
+/// Where a named broker is and how to reach it. One variant per protocol: Kafka bootstrap
+/// servers and AMQP endpoints take their place beside MQTT when their nodes exist.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BrokerDef {
+    /// An MQTT server (3.1.1 or 5; the node chooses the protocol level).
+    Mqtt(MqttBroker),
+}
+
+impl BrokerDef {
+    /// The protocol's name, as sluice.yaml spells its key (`mqtt`).
+    pub fn protocol(&self) -> &'static str {
+        match self {
+            BrokerDef::Mqtt(_) => "mqtt",
+        }
+    }
+}
+
+/// An MQTT server as sluice.yaml describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MqttBroker {
+    /// The URL as written (`tcp://host:1883`, `ssl://host:8883`), for messages.
+    pub url: String,
+    pub host: String,
+    pub port: u16,
+    /// The client id nodes use unless they set their own; None lets the node derive one from
+    /// the flow and node names.
+    pub client_id: Option<String>,
+    pub username: Option<String>,
+    /// The environment variable that holds the password, read when a node connects, so that
+    /// the password is never written in the project.
+    pub password_env: Option<String>,
+    /// TLS, when the URL's scheme is `ssl`/`mqtts` or a `tls:` map is given.
+    pub tls: Option<BrokerTls>,
+    pub keep_alive_secs: u16,
+}
+
+/// TLS towards a broker; paths already resolved against the project folder.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BrokerTls {
+    /// PEM certificates of the authorities to trust; the public web roots when None.
+    pub ca_file: Option<PathBuf>,
+    /// A client certificate (PEM) and its key, for brokers that authenticate clients by
+    /// certificate.
+    pub cert_file: Option<PathBuf>,
+    pub key_file: Option<PathBuf>,
 }
 
 impl Services {
@@ -49,6 +99,7 @@ impl Services {
             data_dir: None,
             tcpip: None,
             datasources: BTreeMap::new(),
+            brokers: BTreeMap::new(),
         }
     }
 
@@ -66,6 +117,20 @@ impl Services {
         self.queues
             .clone()
             .ok_or_else(|| ConfigError::node("this server runs without a queue manager"))
+    }
+
+    /// The broker named `name`, for a node's `broker` property.
+    pub fn broker(&self, name: &str) -> Result<&BrokerDef, ConfigError> {
+        self.brokers.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.brokers.keys().map(String::as_str).collect();
+            let hint = if known.is_empty() {
+                "sluice.yaml names no broker: add one under `brokers:`".to_string()
+            } else {
+                format!("sluice.yaml names {}", known.join(", "))
+            };
+            ConfigError::property("broker", format!("no broker `{name}` in sluice.yaml"))
+                .with_hint(hint)
+        })
     }
 
     /// The async runtime, for client nodes.

@@ -1,5 +1,5 @@
 //! Every node family, for the server and the binary: each family is a crate of its own
-//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-patterns`, `-tcpip`), so that a change
+//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-mqtt`, `-patterns`, `-tcpip`), so that a change
 //! to one rebuilds only it and what bundles it; this crate registers them all.
 
 pub use sluice_nodes_core::{core, domains, routing, terminals};
@@ -7,6 +7,7 @@ pub use sluice_nodes_esql as esql;
 pub use sluice_nodes_file as file;
 pub use sluice_nodes_http as http;
 pub use sluice_nodes_mq as mq;
+pub use sluice_nodes_mqtt as mqtt;
 pub use sluice_nodes_patterns as patterns;
 pub use sluice_nodes_tcpip as tcpip;
 
@@ -19,6 +20,7 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     file::register(r);
     http::register(r);
     mq::register(r);
+    mqtt::register(r);
     tcpip::register(r);
     patterns::register(r);
 }

@@ -7,7 +7,8 @@
 //! The cases below give each type its minimal properties and a way to make it fail. A node type
 //! registered without a case is checked with its defaults, and fails here when it needs more —
 //! add a case for it. Queue nodes run against an in-memory queue manager; HTTPRequest calls a
-//! local port that refuses connections; HTTPInput and MQInput are started and stopped in a flow.
+//! local port that refuses connections, and so does MQTTPublish's broker; HTTPInput, MQInput and
+//! MQTTSubscribe are started and stopped in a flow.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -118,6 +119,18 @@ const CASES: &[ComplianceCase] = &[
         "HTTPRequest",
         "url: 'http://127.0.0.1:1/', timeout_secs: 2",
         fails_with("url: 'http://127.0.0.1:1/', timeout_secs: 2", XML),
+    ),
+    // The broker `local` is port 1 on the loopback, which refuses connections at once: the
+    // subscriber keeps trying in the background, the publisher fails.
+    case(
+        "MQTTSubscribe",
+        "broker: local, topics: [compliance/#]",
+        Failing::Never("input node: started and stopped only"),
+    ),
+    case(
+        "MQTTPublish",
+        "broker: local, topic: compliance, ack_timeout_secs: 2",
+        fails_with("broker: local, topic: compliance, ack_timeout_secs: 2", XML),
     ),
     case(
         "FileInput",
@@ -313,6 +326,20 @@ fn run_compliance(registry: &Registry, project: &Path) -> Vec<String> {
         http: Arc::new(sluice_node_api::http_listener::HttpRouter::new()),
         runtime: Some(runtime.handle().clone()),
         queues: Some(queue_manager()),
+        brokers: [(
+            "local".to_string(),
+            sluice_node_api::BrokerDef::Mqtt(sluice_node_api::MqttBroker {
+                url: "tcp://127.0.0.1:1".into(),
+                host: "127.0.0.1".into(),
+                port: 1,
+                client_id: None,
+                username: None,
+                password_env: None,
+                tls: None,
+                keep_alive_secs: 30,
+            }),
+        )]
+        .into(),
         ..Services::none()
     };
     let env = ComplianceEnv {

@@ -69,6 +69,7 @@ pub fn validate(
         data_dir: None,
         tcpip: None,
         datasources: project.datasources(),
+        brokers: project.brokers(),
     };
     let mut problems = Vec::new();
     for def in &project.flows {
@@ -216,6 +217,7 @@ fn serve(
         data_dir: Some(data_dir.to_path_buf()),
         tcpip: Some(SocketAddr::new(opts.bind, opts.tcpip_port)),
         datasources: project.datasources(),
+        brokers: project.brokers(),
     });
     let deployment = Arc::new(Deployment::new(&opts.dir, Arc::clone(&registry), services));
     if let Err(problems) = deployment.deploy_all(&project.flows) {

@@ -33,6 +33,30 @@ impl Project {
             })
             .collect()
     }
+
+    /// The brokers of sluice.yaml, their TLS files resolved against the project folder.
+    pub fn brokers(&self) -> std::collections::BTreeMap<String, sluice_node_api::BrokerDef> {
+        use sluice_node_api::BrokerDef;
+        let at = |p: &Option<PathBuf>| p.as_ref().map(|p| self.dir.join(p));
+        self.settings
+            .brokers
+            .iter()
+            .map(|(name, def)| {
+                let def = match def {
+                    BrokerDef::Mqtt(b) => {
+                        let mut b = b.clone();
+                        if let Some(t) = &mut b.tls {
+                            t.ca_file = at(&t.ca_file);
+                            t.cert_file = at(&t.cert_file);
+                            t.key_file = at(&t.key_file);
+                        }
+                        BrokerDef::Mqtt(b)
+                    }
+                };
+                (name.clone(), def)
+            })
+            .collect()
+    }
 }
 
 /// The flow files of a project, sorted by name.

@@ -90,6 +90,8 @@ pub struct Settings {
     pub queues: Vec<sluice_qm::QueueDef>,
     /// Named datasources, paths as written (relative to the project folder).
     pub datasources: std::collections::BTreeMap<String, sluice_node_api::DatasourceDef>,
+    /// Named message brokers, paths as written (relative to the project folder).
+    pub brokers: std::collections::BTreeMap<String, sluice_node_api::BrokerDef>,
 }
 
 struct Reader<'a> {
@@ -192,6 +194,7 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
             }
             "queue_manager" => read_qm(&mut r, v, &mut s.queue_manager),
             "datasources" => read_datasources(&mut r, v, &mut s.datasources),
+            "brokers" => read_brokers(&mut r, v, &mut s.brokers),
             "queues" => {
                 read_queues(&mut r, v, &mut s.queues);
                 queue_items = Some(v);
@@ -320,7 +323,7 @@ fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
     }
 }
 
-const TOP_KEYS: &[&str] = &["http", "queues", "queue_manager", "datasources"];
+const TOP_KEYS: &[&str] = &["http", "queues", "queue_manager", "datasources", "brokers"];
 const DATASOURCE_KEYS: &[&str] = &["sqlite"];
 const HTTP_KEYS: &[&str] = &[
     "max_request_bytes",
@@ -347,6 +350,8 @@ pub const KEYS: &[(&str, &[&str])] = &[
     ("queue_manager", QM_KEYS),
     ("queue", QUEUE_KEYS),
     ("datasource", DATASOURCE_KEYS),
+    ("broker", BROKER_KEYS),
+    ("broker tls", BROKER_TLS_KEYS),
 ];
 
 const QUEUE_KEYS: &[&str] = &[
@@ -442,6 +447,150 @@ fn read_queues(r: &mut Reader, v: &Yaml, out: &mut Vec<sluice_qm::QueueDef>) {
     }
 }
 
+/// A broker entry's keys: one protocol key (`mqtt`; `kafka` and `amqp` are reserved for their
+/// nodes) and its connection settings.
+const BROKER_KEYS: &[&str] = &[
+    "mqtt",
+    "kafka",
+    "amqp",
+    "client_id",
+    "username",
+    "password_env",
+    "keep_alive_secs",
+    "tls",
+];
+const BROKER_TLS_KEYS: &[&str] = &["ca_file", "cert_file", "key_file"];
+
+/// `brokers: { NAME: { mqtt: URL, client_id, username, password_env, keep_alive_secs, tls } }`.
+fn read_brokers(
+    r: &mut Reader,
+    v: &Yaml,
+    out: &mut std::collections::BTreeMap<String, sluice_node_api::BrokerDef>,
+) {
+    let YamlKind::Map(m) = &v.kind else {
+        r.err(
+            v,
+            "`brokers` maps names to brokers",
+            Some("for example `local: { mqtt: \"tcp://127.0.0.1:1883\" }`".into()),
+        );
+        return;
+    };
+    for (name, def) in m {
+        let name = r.text(name);
+        if let Some(b) = read_broker(r, &name, def) {
+            out.insert(name, b);
+        }
+    }
+}
+
+fn read_broker(r: &mut Reader, name: &str, def: &Yaml) -> Option<sluice_node_api::BrokerDef> {
+    let mut url = None;
+    let mut b = sluice_node_api::MqttBroker {
+        url: String::new(),
+        host: String::new(),
+        port: 0,
+        client_id: None,
+        username: None,
+        password_env: None,
+        tls: None,
+        keep_alive_secs: 30,
+    };
+    let before = r.problems.len();
+    for (k, val) in r.entries(def, "broker", BROKER_KEYS) {
+        match k {
+            "mqtt" => url = Some((r.text(val), val)),
+            "kafka" | "amqp" => r.err(
+                val,
+                format!("`{k}` brokers are not supported yet"),
+                Some("docs/brokers.md says what is there".into()),
+            ),
+            "client_id" => b.client_id = Some(r.text(val)),
+            "username" => b.username = Some(r.text(val)),
+            "password_env" => b.password_env = Some(r.text(val)),
+            "keep_alive_secs" => {
+                b.keep_alive_secs = u16::try_from(r.positive(val)).unwrap_or(u16::MAX)
+            }
+            _ => {
+                let mut tls = sluice_node_api::BrokerTls::default();
+                for (tk, tv) in r.entries(val, "tls", BROKER_TLS_KEYS) {
+                    let p = Some(PathBuf::from(r.text(tv)));
+                    match tk {
+                        "ca_file" => tls.ca_file = p,
+                        "cert_file" => tls.cert_file = p,
+                        _ => tls.key_file = p,
+                    }
+                }
+                if tls.cert_file.is_some() != tls.key_file.is_some() {
+                    r.err(
+                        val,
+                        "a client certificate needs both `cert_file` and `key_file`",
+                        None,
+                    );
+                }
+                b.tls = Some(tls);
+            }
+        }
+    }
+    let Some((text, at)) = url else {
+        if r.problems.len() == before {
+            r.err(
+                def,
+                format!("broker `{name}` needs a protocol key"),
+                Some("for example `mqtt: \"tcp://127.0.0.1:1883\"`".into()),
+            );
+        }
+        return None;
+    };
+    match parse_mqtt_url(&text) {
+        Ok((tls, host, port)) => {
+            if tls && b.tls.is_none() {
+                b.tls = Some(sluice_node_api::BrokerTls::default());
+            }
+            b.url = text;
+            b.host = host;
+            b.port = port;
+        }
+        Err(why) => {
+            r.err(
+                at,
+                format!("`{text}` is not an MQTT URL: {why}"),
+                Some("write `tcp://HOST:PORT`, or `ssl://HOST:PORT` for TLS".into()),
+            );
+            return None;
+        }
+    }
+    (r.problems.len() == before).then_some(sluice_node_api::BrokerDef::Mqtt(b))
+}
+
+/// `tcp://host:port` (also `mqtt://`) or `ssl://host:port` (also `mqtts://`, `tls://`): whether
+/// TLS, the host and the port (1883, or 8883 with TLS, when none is given).
+fn parse_mqtt_url(url: &str) -> Result<(bool, String, u16), String> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| "it has no scheme".to_string())?;
+    let tls = match scheme {
+        "tcp" | "mqtt" => false,
+        "ssl" | "mqtts" | "tls" => true,
+        other => return Err(format!("unknown scheme `{other}`")),
+    };
+    let rest = rest.trim_end_matches('/');
+    let (host, port) = match rest.rsplit_once(':') {
+        // `[::1]` alone splits inside its brackets: it has no port.
+        Some((h, p)) if !p.contains(']') => {
+            let port = p
+                .parse::<u16>()
+                .map_err(|_| format!("`{p}` is not a port"))?;
+            (h, port)
+        }
+        _ => (rest, if tls { 8883 } else { 1883 }),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() || host.contains('/') {
+        return Err("it has no host".into());
+    }
+    Ok((tls, host.to_string(), port))
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse;
@@ -482,6 +631,37 @@ mod tests {
             "queues:\n  - { name: H, harden_get_backout: true }\n",
         );
         assert!(s.expect("valid").queues[0].harden_get_backout);
+    }
+
+    #[test]
+    fn brokers_parse_mqtt_urls_and_fail_with_their_line_when_wrong() {
+        let s = super::parse(
+            "sluice.yaml",
+            "brokers:\n  local: { mqtt: \"tcp://127.0.0.1:1884\", client_id: c1, username: u, password_env: PW }\n  secure: { mqtt: \"ssl://broker.example\" }\n",
+        )
+        .expect("valid");
+        let Some(sluice_node_api::BrokerDef::Mqtt(b)) = s.brokers.get("local") else {
+            panic!("{:?}", s.brokers);
+        };
+        assert_eq!((b.host.as_str(), b.port), ("127.0.0.1", 1884));
+        assert_eq!(b.client_id.as_deref(), Some("c1"));
+        assert!(b.tls.is_none());
+        let Some(sluice_node_api::BrokerDef::Mqtt(b)) = s.brokers.get("secure") else {
+            panic!("{:?}", s.brokers);
+        };
+        assert_eq!(b.port, 8883);
+        assert!(b.tls.is_some());
+        let p = problems(
+            "brokers:\n  a: { mqtt: \"http://x:1\" }\n  b: { kafka: \"x:9092\" }\n  c: { client_id: x }\n",
+        );
+        assert!(
+            p.len() == 3
+                && p[0].contains("sluice.yaml:2:")
+                && p[1].contains("sluice.yaml:3:")
+                && p[1].contains("not supported yet")
+                && p[2].contains("sluice.yaml:4:"),
+            "{p:?}"
+        );
     }
 }
 
