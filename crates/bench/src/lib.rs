@@ -18,6 +18,7 @@ pub mod floor;
 pub mod http;
 pub mod http1;
 pub mod message;
+pub mod mqtt;
 pub mod procfs;
 pub mod report;
 pub mod runner;

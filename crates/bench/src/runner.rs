@@ -17,6 +17,7 @@ use crate::figures::{MeasuredServer, Sampler, Summary};
 use crate::floor::FloorServer;
 use crate::http::{HttpFactory, HttpOptions};
 use crate::message::{Format, generate};
+use crate::mqtt::MqttFactory;
 use crate::procfs::{ProcFs, SystemClock};
 use crate::report::{MachineInfo, ReportRow};
 use crate::seeds;
@@ -350,6 +351,12 @@ fn factory_for(
             port.unwrap_or(endpoints.tcpip_port),
             *record_bytes,
         )?)),
+        TransportSpec::Mqtt {
+            host,
+            port,
+            input,
+            output,
+        } => Ok(Box::new(MqttFactory::new(host, *port, input, output)?)),
         TransportSpec::Qm { .. } => Err(BenchError::Unsupported(
             "the queue-manager transport was not supplied by the caller".into(),
         )),

@@ -10,7 +10,8 @@
 //! server_cores: 1           # optional: the server on this many cores, the driver on the rest
 //! tests:
 //!   - name: xml-echo
-//!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } }, { tcpip: { record_bytes: 2048 } } or floor
+//!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } }, { tcpip: { record_bytes: 2048 } },
+//!                                                      # { mqtt: { in: TOPIC, out: TOPIC } } or floor
 //!     format: xml           # xml | json | soap | fixed | delimited
 //!     sizes: [2kB, 20kB, 200kB]
 //!     persistence: [NONE]   # NONE | FULL
@@ -143,8 +144,33 @@ pub enum TransportSpec {
         #[serde(default)]
         port: Option<u16>,
     },
+    /// MQTT through a broker that is already running: each requester publishes at QoS 1 on
+    /// `in` and takes the next message on `out` (any reply), as a bridge flow
+    /// (MQTTSubscribe to MQTTPublish) republishes it.
+    Mqtt {
+        /// The broker's host.
+        #[serde(default = "default_mqtt_host")]
+        host: String,
+        /// The broker's port.
+        #[serde(default = "default_mqtt_port")]
+        port: u16,
+        /// The topic the flow subscribes to.
+        #[serde(rename = "in")]
+        input: String,
+        /// The topic the flow publishes on.
+        #[serde(rename = "out")]
+        output: String,
+    },
     /// The floor echo server inside the harness (no Sluice server needed).
     Floor,
+}
+
+fn default_mqtt_host() -> String {
+    "127.0.0.1".into()
+}
+
+fn default_mqtt_port() -> u16 {
+    1883
 }
 
 impl TransportSpec {
@@ -174,6 +200,12 @@ impl fmt::Display for TransportSpec {
                 Some(p) => write!(f, "tcpip :{p} {record_bytes}-byte records"),
                 None => write!(f, "tcpip {record_bytes}-byte records"),
             },
+            TransportSpec::Mqtt {
+                host,
+                port,
+                input,
+                output,
+            } => write!(f, "mqtt {host}:{port} {input}->{output} (any reply)"),
             TransportSpec::Floor => f.write_str("floor"),
         }
     }
@@ -521,6 +553,24 @@ tests:
             Some("HTTP Nodes")
         );
         assert!(suite.needs_server());
+    }
+
+    #[test]
+    fn parse_reads_the_mqtt_transport_with_the_broker_defaulted_when_absent() {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/bench/mqtt.yaml"),
+        )
+        .expect("samples/bench/mqtt.yaml");
+        let suite = Suite::parse(&text, Path::new("mqtt.yaml")).expect("valid suite");
+        assert_eq!(
+            suite.tests[0].transport,
+            TransportSpec::Mqtt {
+                host: "127.0.0.1".into(),
+                port: 1883,
+                input: "sluice/in/bench".into(),
+                output: "sluice/out".into(),
+            }
+        );
     }
 
     #[test]

@@ -77,6 +77,11 @@ fn flow_for(server: &ServerEndpoints, case: &Case) -> Result<String, BenchError>
             "port",
             port.map(|p| p.to_string()).unwrap_or_default(),
         ),
+        TransportSpec::Mqtt { .. } => {
+            return Err(BenchError::Unsupported(
+                "MQTT cases run the flow as deployed (leave out `instances`)".into(),
+            ));
+        }
         TransportSpec::Floor => {
             return Err(BenchError::Unsupported(
                 "the floor has no flow instances".into(),
