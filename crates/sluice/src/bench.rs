@@ -289,6 +289,7 @@ impl InProcessFactory {
             http: Arc::clone(&router),
             runtime: Some(runtime.handle().clone()),
             queues: Some(qm),
+            brokers: loaded.brokers(),
             ..Services::none()
         });
         let deployment = Arc::new(Deployment::new(project, registry, services));
