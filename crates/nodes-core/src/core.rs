@@ -110,7 +110,31 @@ properties! {
 enum TraceSink {
     None,
     Stdout,
-    File(Mutex<std::fs::File>),
+    File {
+        path: std::path::PathBuf,
+        file: Mutex<Option<std::fs::File>>,
+    },
+}
+
+/// Append `record` to the file at `path`, opening it on first use.
+fn append(
+    path: &std::path::Path,
+    file: &Mutex<Option<std::fs::File>>,
+    record: &[u8],
+) -> std::io::Result<()> {
+    let mut f = file.lock();
+    if f.is_none() {
+        *f = Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?,
+        );
+    }
+    match f.as_mut() {
+        Some(f) => f.write_all(record),
+        None => Ok(()),
+    }
 }
 
 struct Trace {
@@ -142,26 +166,13 @@ fn build_trace(c: TraceProps, b: &BuildContext) -> Result<NodeImpl, ConfigError>
             let path = c.file_path.as_deref().ok_or_else(|| {
                 ConfigError::property("destination", "`destination: file` needs `file_path`")
             })?;
-            // Records are data the server writes, kept with its other data; nothing is opened
-            // when nothing runs (`sluice validate`).
-            if b.services.data_dir.is_none() {
-                return Ok(NodeImpl::Process(Arc::new(Trace {
-                    sink: TraceSink::None,
-                    pattern: parse_pattern(&c.pattern)?,
-                })));
+            // Records are data the server writes, kept with its other data. The file opens
+            // with the first record: building a node touches no file (`sluice validate`).
+            let path = b.services.data_path(std::path::Path::new(path));
+            TraceSink::File {
+                path,
+                file: Mutex::new(None),
             }
-            let full = b.services.data_path(std::path::Path::new(path));
-            let f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&full)
-                .map_err(|e| {
-                    ConfigError::property(
-                        "file_path",
-                        format!("cannot open {}: {e}", full.display()),
-                    )
-                })?;
-            TraceSink::File(Mutex::new(f))
         }
     };
     Ok(NodeImpl::Process(Arc::new(Trace {
@@ -241,7 +252,8 @@ impl Node for Trace {
         }
         let written = match &self.sink {
             TraceSink::Stdout => std::io::stdout().lock().write_all(out.as_bytes()),
-            TraceSink::File(f) => f.lock().write_all(out.as_bytes()),
+            TraceSink::File { path, file } => append(path, file, out.as_bytes())
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
             TraceSink::None => Ok(()),
         };
         if let Err(e) = written {
