@@ -269,6 +269,7 @@ fn build_alone(
         flow: &def.name,
         label: NODE,
         project_dir: env.project_dir,
+        inputs: &node.inputs,
         outputs: &node.outputs,
         services: env.services,
     };

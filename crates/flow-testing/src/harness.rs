@@ -139,6 +139,7 @@ pub static INJECT: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: InjectOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<InjectProps>(),
 };
@@ -202,6 +203,7 @@ pub static CAPTURE: NodeSpec = NodeSpec {
     inputs: CaptureInput::SPECS,
     outputs: &[],
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<CaptureProps>(),
 };

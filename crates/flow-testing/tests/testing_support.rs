@@ -42,6 +42,7 @@ static FAIL: NodeSpec = NodeSpec {
     inputs: FailInput::SPECS,
     outputs: &[],
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<FailProps>(),
 };

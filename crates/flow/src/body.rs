@@ -65,6 +65,9 @@ pub(crate) struct Item {
     pub label: String,
     pub place: Place,
     pub kind: ItemKind,
+    /// Input terminal names beyond the declared ones, for a node type with dynamic inputs, in
+    /// wiring order.
+    pub named_inputs: Vec<String>,
     /// Output terminal names: declared ones, then named (dynamic) ones in wiring order.
     pub outputs: Vec<String>,
     /// Per output terminal: the wired (item index, input terminal index), in wiring order.
@@ -191,6 +194,7 @@ fn load_item(
         label: label.to_string(),
         place: place.clone(),
         wires: vec![Vec::new(); outputs.len()],
+        named_inputs: Vec::new(),
         kind,
         outputs,
     };
@@ -481,7 +485,40 @@ fn output_terminal(l: &mut Loader, items: &mut [Item], i: usize, tk: &Yaml) -> O
 }
 
 /// The input terminal a wire `target` (`label` or `label.terminal`) reaches on item `ti`.
-fn input_terminal(l: &mut Loader, item: &Item, target: &Yaml, tin: Option<&str>) -> Option<u16> {
+fn input_terminal(
+    l: &mut Loader,
+    item: &mut Item,
+    target: &Yaml,
+    tin: Option<&str>,
+) -> Option<u16> {
+    if let ItemKind::Node { spec, .. } = &item.kind
+        && spec.dynamic_inputs
+    {
+        let Some(name) = tin else {
+            l.err(
+                target,
+                format!(
+                    "`{}` ({}) has input terminals named in wires: the wire must name one",
+                    item.label, spec.type_name
+                ),
+            )
+            .hint = Some(format!("write `{}.NAME`", item.label));
+            return None;
+        };
+        let declared = spec.inputs.iter().map(|t| t.name);
+        let at = match declared
+            .chain(item.named_inputs.iter().map(String::as_str))
+            .position(|t| t == name)
+        {
+            Some(p) => p,
+            None => {
+                item.named_inputs.push(name.to_string());
+                spec.inputs.len() + item.named_inputs.len() - 1
+            }
+        };
+        return Some(at as u16);
+    }
+    let item = &*item;
     let tlabel = &item.label;
     let inputs: Vec<&str> = match &item.kind {
         ItemKind::Node { spec, .. } => spec.inputs.iter().map(|t| t.name).collect(),
@@ -591,7 +628,7 @@ fn resolve_wires(l: &mut Loader, items: &mut [Item], failed: &[String], i: usize
                     .hint = hint;
                 continue;
             };
-            if let Some(input) = input_terminal(l, &items[ti], target, tin) {
+            if let Some(input) = input_terminal(l, &mut items[ti], target, tin) {
                 items[i].wires[t].push((ti, input));
             }
         }

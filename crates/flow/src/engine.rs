@@ -81,6 +81,7 @@ impl Flow {
                 flow: &def.name,
                 label: &n.label,
                 project_dir,
+                inputs: &n.inputs,
                 outputs: &n.outputs,
                 services,
             };

@@ -21,6 +21,7 @@ struct Flat {
     place: Place,
     /// `None` for a subflow's Input and Output nodes, which only pass wires through.
     node: Option<FlatNode>,
+    inputs: Vec<String>,
     outputs: Vec<String>,
     wires: Vec<Vec<(usize, u16)>>,
 }
@@ -84,6 +85,7 @@ pub(crate) fn flatten(l: &mut Loader, body: &Body) -> Vec<NodeDef> {
             label: x.label.clone(),
             spec: node.spec,
             config: node.config.clone(),
+            inputs: x.inputs.clone(),
             outputs: x.outputs.clone(),
             wires,
             place: x.place.clone(),
@@ -122,11 +124,19 @@ fn expand(body: &Body, prefix: &str, overrides: &Overrides, out: &mut Vec<Flat>)
                         config,
                         places,
                     }),
+                    inputs: spec
+                        .inputs
+                        .iter()
+                        .map(|t| t.name.to_string())
+                        .chain(item.named_inputs.iter().cloned())
+                        .collect(),
                     outputs: item.outputs.clone(),
                     wires: vec![Vec::new(); item.outputs.len()],
                 });
                 ends.push(Ends {
-                    inputs: (0..spec.inputs.len()).map(|k| (f, k as u16)).collect(),
+                    inputs: (0..spec.inputs.len() + item.named_inputs.len())
+                        .map(|k| (f, k as u16))
+                        .collect(),
                     outputs: (0..item.outputs.len()).map(|t| (f, t)).collect(),
                 });
             }
@@ -135,6 +145,7 @@ fn expand(body: &Body, prefix: &str, overrides: &Overrides, out: &mut Vec<Flat>)
                     label,
                     place: item.place.clone(),
                     node: None,
+                    inputs: Vec::new(),
                     outputs: Vec::new(),
                     wires: vec![Vec::new()],
                 });

@@ -69,6 +69,8 @@ pub struct NodeDef {
     pub label: String,
     pub spec: &'static NodeSpec,
     pub config: NodeConfig,
+    /// Input terminal names: the declared ones, then named (dynamic) ones in wiring order.
+    pub inputs: Vec<String>,
     /// Output terminal names: the declared ones, then named (dynamic) ones in wiring order.
     pub outputs: Vec<String>,
     /// Per output terminal: the wired (node index, input terminal index), in propagation order.

@@ -37,10 +37,16 @@ impl Registry {
         let mut out = String::new();
         for spec in self.specs.values() {
             let _ = writeln!(out, "## {}\n\n{}\n", spec.type_name, spec.summary);
-            if !spec.inputs.is_empty() || !spec.outputs.is_empty() {
+            if !spec.inputs.is_empty() || spec.dynamic_inputs || !spec.outputs.is_empty() {
                 let _ = writeln!(out, "| terminal | direction | meaning |\n|---|---|---|");
                 for t in spec.inputs {
                     let _ = writeln!(out, "| `{}` | in | {} |", t.name, t.doc);
+                }
+                if spec.dynamic_inputs {
+                    let _ = writeln!(
+                        out,
+                        "| *(named)* | in | further terminals named in wires (`node.NAME`) |"
+                    );
                 }
                 for t in spec.outputs {
                     let _ = writeln!(out, "| `{}` | out | {} |", t.name, t.doc);

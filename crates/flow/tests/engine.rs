@@ -150,6 +150,7 @@ static SOURCE: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: SourceOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<SourceProps>(),
 };
@@ -160,6 +161,7 @@ static STEP: NodeSpec = NodeSpec {
     inputs: StepInput::SPECS,
     outputs: StepOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<StepProps>(),
 };
@@ -170,6 +172,7 @@ static LABEL: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: SourceOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<LabelProps>(),
 };

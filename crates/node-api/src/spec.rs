@@ -92,6 +92,8 @@ pub struct BuildContext<'a> {
     pub label: &'a str,
     /// The project folder (for files the node reads, such as ESQL).
     pub project_dir: &'a std::path::Path,
+    /// Names of this node's input terminals, declared then named in wires, by position.
+    pub inputs: &'a [String],
     /// Names of this node's output terminals, declared then named in wires, by position.
     pub outputs: &'a [String],
     /// What the server offers nodes: its HTTP listener, the queue manager, …
@@ -102,6 +104,14 @@ impl BuildContext<'_> {
     /// The output terminal with this name (a declared one, or one the flow file named in wires).
     pub fn output(&self, name: &str) -> Option<Terminal> {
         self.outputs
+            .iter()
+            .position(|o| o == name)
+            .map(|i| Terminal(i as u16))
+    }
+
+    /// The input terminal with this name (a declared one, or one a wire named).
+    pub fn input(&self, name: &str) -> Option<Terminal> {
+        self.inputs
             .iter()
             .position(|o| o == name)
             .map(|i| Terminal(i as u16))
@@ -194,6 +204,10 @@ pub struct NodeSpec {
     pub outputs: &'static [TerminalSpec],
     /// Whether wires may name further output terminals (Route's rule names, Label names).
     pub dynamic_outputs: bool,
+    /// Whether wires may name further input terminals (`collect.orders`: Collector's
+    /// terminals): the node learns their names, by position after the declared ones, from
+    /// [`BuildContext::inputs`].
+    pub dynamic_inputs: bool,
     /// Typical uses, shown in the node reference and run by the compliance check.
     pub examples: &'static [NodeExample],
     /// Its properties and how its node is built: `NodeBuilder::of::<ItsProperties>()`.

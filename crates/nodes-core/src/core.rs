@@ -36,6 +36,7 @@ pub static PASSTHROUGH: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: OutOnly::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The message goes on unchanged",
         properties: "",
@@ -76,6 +77,7 @@ pub static TRACE: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: OutOnly::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "Switched off with `destination: none`, it only propagates",
         properties: "destination: none",
@@ -273,6 +275,7 @@ pub static LABEL: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: OutOnly::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "A jump to `big` (from RouteToLabel or PROPAGATE TO LABEL) continues from `out`",
         properties: "label_name: big",
@@ -323,6 +326,7 @@ pub static ROUTE_TO_LABEL: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOnly::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The message jumps to the Label named in the RouterList",
         properties: "",
@@ -420,6 +424,7 @@ pub static THROW: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: &[],
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The message is rejected with the node's text",
         properties: "message_number: 3050, message_text: 'Orders over the credit limit are refused'",
@@ -475,6 +480,7 @@ pub static TRY_CATCH: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: TryCatchOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "Without an exception the message takes `try` only",
@@ -547,6 +553,7 @@ pub static FLOW_ORDER: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FlowOrderOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The message goes to `first`, then to `second`",
         properties: "",

@@ -42,6 +42,7 @@ pub static ROUTE: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: RouteOutput::SPECS,
     dynamic_outputs: true,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "A large express order matches both rules and goes to `big`, then `express`",

@@ -60,6 +60,7 @@ pub static COMPUTE: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: ComputeOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "A COMPUTE module builds a confirmation from the order",
         properties: "module: Confirm",

@@ -30,6 +30,7 @@ pub static DATABASE: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "A DATABASE module records the order, which then goes on unchanged",
         properties: "module: RecordOrder, datasource: ':memory:'",

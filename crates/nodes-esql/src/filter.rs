@@ -43,6 +43,7 @@ pub static FILTER: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FilterOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "An XPath expression sends a large order to `true`",

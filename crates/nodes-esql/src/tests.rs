@@ -119,6 +119,7 @@ static SOURCE: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: Out::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<SourceProps>(),
 };
@@ -129,6 +130,7 @@ static CAPTURE: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: &[],
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<CaptureProps>(),
 };

@@ -128,6 +128,7 @@ pub static FILE_INPUT: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: FileInputOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "Each line of each `*.csv` file in `files/in` is a message",
         properties: "directory: files/in, file_name_pattern: '*.csv', record_detection: delimited",

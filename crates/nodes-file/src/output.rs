@@ -107,6 +107,7 @@ pub static FILE_OUTPUT: NodeSpec = NodeSpec {
     inputs: FileOutputInput::SPECS,
     outputs: FileOutputOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "Each message becomes a line of `files/out/orders.txt`",
         properties: "directory: files/out, file_name: orders.txt, record_definition: delimited",

@@ -67,6 +67,7 @@ pub static FILE_READ: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FileReadOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The line of `files/prices.txt` that starts with `apple` replaces the body",
         properties: "directory: files, file_name: prices.txt, record_detection: delimited, record_pattern: 'apple*'",

@@ -24,6 +24,7 @@ pub static HTTP_INPUT: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: InputOutputs::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "A POST to `/orders` starts the flow with the request body",
         properties: "path: /orders, domain: XMLNSC",

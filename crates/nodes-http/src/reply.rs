@@ -22,6 +22,7 @@ pub static HTTP_REPLY: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "The body answers the request that started the flow, then goes on to `out`",

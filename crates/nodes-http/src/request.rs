@@ -61,6 +61,7 @@ pub static HTTP_REQUEST: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: HttpRequestOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "The service's response continues the flow in place of the request",

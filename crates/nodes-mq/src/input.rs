@@ -43,6 +43,7 @@ pub static MQ_INPUT: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: InputOutputs::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "Each message put on `ORDERS.IN` starts the flow",
         properties: "queue: ORDERS.IN, domain: XMLNSC",

@@ -89,6 +89,7 @@ pub static MQ_OUTPUT: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "The message is put on `ORDERS.OUT` and goes on to `out`",
@@ -141,6 +142,7 @@ pub static MQ_REPLY: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "The answer goes to the request's ReplyToQ, correlated with its MsgId",
@@ -416,6 +418,7 @@ pub static MQ_GET: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: MqGetOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "The reply to the request replaces the message",

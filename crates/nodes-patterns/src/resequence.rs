@@ -53,6 +53,7 @@ pub static RESEQUENCE: NodeSpec = NodeSpec {
     inputs: ResequenceInput::SPECS,
     outputs: ResequenceOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The first message of a sequence goes straight on",
         properties: "sequence_number_path: '$Body/part/@n'",

@@ -44,6 +44,7 @@ pub static SEQUENCE: NodeSpec = NodeSpec {
     inputs: SequenceInput::SPECS,
     outputs: SequenceOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "Orders are numbered per customer",
         properties: "sequence_group_path: '$Body/order/customer'",

@@ -130,6 +130,7 @@ pub static TCPIP_CLIENT_INPUT: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: ServerInputOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "Each line a remote server sends starts the flow",
         properties: "connection_details: 'quotes.example.com:7000', record_detection: delimited",
@@ -180,6 +181,7 @@ pub static TCPIP_CLIENT_OUTPUT: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The body is sent as a line to a remote server",
         properties: "connection_details: 'orders.example.com:7000', output_record: delimited",
@@ -258,6 +260,7 @@ pub static TCPIP_CLIENT_RECEIVE: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: ServerReceiveOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The reply to the request just sent is read",
         properties: "connection_details: 'orders.example.com:7000', record_detection: delimited",

@@ -38,6 +38,7 @@ pub static TCPIP_SERVER_INPUT: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: ServerInputOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "Every 2,048 bytes a client sends start the flow",
         properties: "record_detection: fixed_length, record_length_bytes: 2048",

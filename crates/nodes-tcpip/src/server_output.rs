@@ -27,6 +27,7 @@ pub static TCPIP_SERVER_OUTPUT: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The record is echoed on the connection it came from",
         properties: "output_record: fixed_length, output_length_bytes: 2048",

@@ -38,6 +38,7 @@ pub static TCPIP_SERVER_RECEIVE: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: ServerReceiveOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "The client's next line is read after its first one",
         properties: "record_detection: delimited, read_timeout_secs: 5",

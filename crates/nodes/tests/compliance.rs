@@ -440,6 +440,7 @@ mod misbehaving {
         inputs: Input::SPECS,
         outputs: Output::SPECS,
         dynamic_outputs: false,
+        dynamic_inputs: false,
         examples: &[],
         builder: NodeBuilder::of::<MisbehavingProps>(),
     };
@@ -451,6 +452,7 @@ mod misbehaving {
         inputs: Input::SPECS,
         outputs: UndescribedOutput::SPECS,
         dynamic_outputs: false,
+        dynamic_inputs: false,
         examples: &[],
         builder: NodeBuilder::of::<UndescribedProps>(),
     };

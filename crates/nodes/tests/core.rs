@@ -111,6 +111,7 @@ static INJECT: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: Out::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<InjectProps>(),
 };
@@ -121,6 +122,7 @@ static CAPTURE: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: &[],
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<CaptureProps>(),
 };
@@ -296,6 +298,7 @@ static SET_LABEL: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: Out::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<SetLabelProps>(),
 };

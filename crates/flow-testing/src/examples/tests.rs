@@ -87,6 +87,7 @@ const fn shout_spec(type_name: &'static str, examples: &'static [NodeExample]) -
         inputs: ShoutInput::SPECS,
         outputs: ShoutOutput::SPECS,
         dynamic_outputs: false,
+        dynamic_inputs: false,
         examples,
         builder: NodeBuilder::of::<ShoutProps>(),
     }
@@ -224,6 +225,7 @@ static IDLE: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: IdleOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "Run as if it could be",

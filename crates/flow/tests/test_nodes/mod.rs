@@ -91,6 +91,7 @@ static PUT: NodeSpec = NodeSpec {
     inputs: StepInput::SPECS,
     outputs: PutOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<PutProps>(),
 };
@@ -119,6 +120,7 @@ static SOURCE: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: SourceOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<SourceProps>(),
 };
@@ -129,6 +131,7 @@ static STEP: NodeSpec = NodeSpec {
     inputs: StepInput::SPECS,
     outputs: StepOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<StepProps>(),
 };
@@ -139,6 +142,7 @@ static SWITCH: NodeSpec = NodeSpec {
     inputs: StepInput::SPECS,
     outputs: &[],
     dynamic_outputs: true,
+    dynamic_inputs: false,
     examples: &[],
     builder: NodeBuilder::of::<SwitchProps>(),
 };

@@ -40,6 +40,7 @@ pub static AGGREGATE_CONTROL: NodeSpec = NodeSpec {
     inputs: ControlInput::SPECS,
     outputs: ControlOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "A trip request starts aggregation TRIP, whose replies are awaited 30 seconds",
         properties: "aggregate_name: TRIP, timeout_secs: 30",

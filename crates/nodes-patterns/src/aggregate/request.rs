@@ -35,6 +35,7 @@ pub static AGGREGATE_REQUEST: NodeSpec = NodeSpec {
     inputs: RequestInput::SPECS,
     outputs: RequestOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "The hotel request just sent is recorded; its reply will be filed under `Hotel`",
