@@ -1,6 +1,7 @@
 //! Integration pattern nodes whose state lives in the embedded queue manager, so that it
 //! survives a restart and is shared by every instance of a flow (and by the flows of a server):
-//! AggregateControl, AggregateRequest and AggregateReply (fan-out and fan-in of requests), and
+//! AggregateControl, AggregateRequest and AggregateReply (fan-out and fan-in of requests),
+//! Collector (collections of messages from several terminals), and
 //! Sequence (numbers per sequence group) and Resequence (release in sequence order).
 //!
 //! The state is kept as messages on system queues the nodes define on first use (see
@@ -8,6 +9,7 @@
 //! leaves no half-recorded state behind.
 
 pub mod aggregate;
+pub mod collector;
 pub mod resequence;
 pub mod sequence;
 pub mod state;
@@ -16,6 +18,7 @@ mod stored;
 use sluice_node_api::NodeSpec;
 
 pub use aggregate::{AGGREGATE_CONTROL, AGGREGATE_REPLY, AGGREGATE_REQUEST};
+pub use collector::COLLECTOR;
 pub use resequence::RESEQUENCE;
 pub use sequence::SEQUENCE;
 
@@ -48,6 +51,7 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
         &AGGREGATE_CONTROL,
         &AGGREGATE_REQUEST,
         &AGGREGATE_REPLY,
+        &COLLECTOR,
         &RESEQUENCE,
         &SEQUENCE,
     ] {

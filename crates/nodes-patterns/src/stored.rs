@@ -7,6 +7,7 @@ use sluice_node_api::{Message, NodeError};
 use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, Domain, ParseTiming};
 use sluice_nodes_mq::headers;
 use sluice_qm::{ID_NONE, MsgId, PropertyValue};
+use sluice_tree::{Position, Text, Value, field_type};
 
 use crate::state::{self, P_CORREL, P_DOMAIN, P_PRIORITY};
 
@@ -77,4 +78,62 @@ pub(crate) fn restore_message(m: sluice_qm::Message) -> Result<Message, NodeErro
     }
     parsing_of(domain)?.attach(&mut msg.root, body)?;
     Ok(msg)
+}
+
+/// One message of stored ones: `Root.Properties` (the first one's), then `Root.<top>` holding
+/// the `attributes` as name-value fields and a folder per stored message, named by its entry,
+/// with the message's Root (Properties, MQMD, body in its domain): the product's combined
+/// aggregate reply and message collection.
+pub(crate) fn folders_message(
+    top: &str,
+    attributes: &[(&str, &str)],
+    entries: Vec<(String, sluice_qm::Message)>,
+) -> Result<Message, NodeError> {
+    let mut out = Message::new();
+    let t = &mut out.root;
+    let r = t.root();
+    let props = match t.first_child(r)? {
+        Some(p) if t.name_bytes(p) == b"Properties" => p,
+        _ => t.create_last_child(
+            r,
+            field_type::NAME,
+            Text::from_static("Properties"),
+            Value::Null,
+        )?,
+    };
+    let top_name = t.alloc_text(top.as_bytes());
+    let top = t.create_last_child(r, field_type::NAME, top_name, Value::Null)?;
+    for (name, value) in attributes {
+        let n = t.alloc_text(name.as_bytes());
+        let v = Value::Character(t.alloc_text(value.as_bytes()));
+        t.create_last_child(top, field_type::NAME_VALUE, n, v)?;
+    }
+    let mut first = true;
+    for (folder_name, stored) in entries {
+        let (src, domain, body) = restore(stored)?;
+        let sr = src.root.root();
+        let name = t.alloc_text(folder_name.as_bytes());
+        let folder = t.create_last_child(top, field_type::NAME, name, Value::Null)?;
+        let mut child = src.root.peek_first_child(sr);
+        while let Some(c) = child {
+            child = src.root.peek_next_sibling(c);
+            if src.root.name_bytes(c) == b"BLOB" && child.is_none() {
+                continue;
+            }
+            if first && src.root.name_bytes(c) == b"Properties" {
+                let mut pc = src.root.peek_first_child(c);
+                while let Some(p) = pc {
+                    t.copy_from(&src.root, p, props, Position::LastChild)?;
+                    pc = src.root.peek_next_sibling(p);
+                }
+            }
+            t.copy_from(&src.root, c, folder, Position::LastChild)?;
+        }
+        // Parsed in this tree (its parser registered here), then moved under its folder.
+        let b = parsing_of(domain)?.attach(t, body)?;
+        t.detach(b)?;
+        t.attach(b, folder, Position::LastChild)?;
+        first = false;
+    }
+    Ok(out)
 }

@@ -13,7 +13,6 @@ use sluice_nodes_mq::{QueueWork, headers};
 use sluice_qm::{
     BrowseCursor, GetOptions, ID_NONE, MsgId, PropertyValue, PutOptions, QueueManager, UnitOfWork,
 };
-use sluice_tree::{Position, Text, Value, field_type};
 
 use super::REPLY_BODY;
 use crate::PatternError;
@@ -21,7 +20,7 @@ use crate::state::{
     self, AGGR_CONTROL, AGGR_REPLY, AGGR_REQUEST, P_DEADLINE, P_EXPECTED, P_FOLDER, P_NAME,
     P_RECEIVED, Queues,
 };
-use crate::stored::{parsing_of, restore, stored_form};
+use crate::stored::{folders_message, stored_form};
 
 terminals! {
     /// AggregateReply's inputs.
@@ -48,6 +47,7 @@ pub static AGGREGATE_REPLY: NodeSpec = NodeSpec {
     inputs: ReplyInput::SPECS,
     outputs: AggregateReplyOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "The last of the trip's replies completes it: one message holds them all",
@@ -362,52 +362,11 @@ fn drop_requests(uow: &mut UnitOfWork, aggr: MsgId) -> Result<(), NodeError> {
 /// `Root.ComIbmAggregateReplyBody` with one folder per reply, named by its request's folder
 /// name, holding the reply's Root (Properties, MQMD, body in its domain).
 fn combined(replies: Vec<StoredReply>) -> Result<Message, NodeError> {
-    let mut out = Message::new();
-    let t = &mut out.root;
-    let r = t.root();
-    let props = match t.first_child(r)? {
-        Some(p) if t.name_bytes(p) == b"Properties" => p,
-        _ => t.create_last_child(
-            r,
-            field_type::NAME,
-            Text::from_static("Properties"),
-            Value::Null,
-        )?,
-    };
-    let reply_body = t.create_last_child(
-        r,
-        field_type::NAME,
-        Text::from_static(REPLY_BODY),
-        Value::Null,
-    )?;
-    let mut first = true;
-    for reply in replies {
-        let (src, domain, body) = restore(reply.msg)?;
-        let sr = src.root.root();
-        let name = t.alloc_text(reply.folder.as_bytes());
-        let folder = t.create_last_child(reply_body, field_type::NAME, name, Value::Null)?;
-        let mut child = src.root.peek_first_child(sr);
-        while let Some(c) = child {
-            child = src.root.peek_next_sibling(c);
-            if src.root.name_bytes(c) == b"BLOB" && child.is_none() {
-                continue;
-            }
-            if first && src.root.name_bytes(c) == b"Properties" {
-                let mut pc = src.root.peek_first_child(c);
-                while let Some(p) = pc {
-                    t.copy_from(&src.root, p, props, Position::LastChild)?;
-                    pc = src.root.peek_next_sibling(p);
-                }
-            }
-            t.copy_from(&src.root, c, folder, Position::LastChild)?;
-        }
-        // Parsed in this tree (its parser registered here), then moved under its folder.
-        let b = parsing_of(domain)?.attach(t, body)?;
-        t.detach(b)?;
-        t.attach(b, folder, Position::LastChild)?;
-        first = false;
-    }
-    Ok(out)
+    folders_message(
+        REPLY_BODY,
+        &[],
+        replies.into_iter().map(|r| (r.folder, r.msg)).collect(),
+    )
 }
 
 #[cfg(test)]
