@@ -1,8 +1,9 @@
 //! Integration pattern nodes whose state lives in the embedded queue manager, so that it
 //! survives a restart and is shared by every instance of a flow (and by the flows of a server):
 //! AggregateControl, AggregateRequest and AggregateReply (fan-out and fan-in of requests),
-//! Collector (collections of messages from several terminals), and
-//! Sequence (numbers per sequence group) and Resequence (release in sequence order).
+//! Collector (collections of messages from several terminals), Sequence (numbers per sequence
+//! group) and Resequence (release in sequence order), and TimeoutControl and
+//! TimeoutNotification (timers that propagate a stored message when they fall due).
 //!
 //! The state is kept as messages on system queues the nodes define on first use (see
 //! [`state`]); every change joins the invocation's unit of work, so a flow that rolls back
@@ -14,6 +15,7 @@ pub mod resequence;
 pub mod sequence;
 pub mod state;
 mod stored;
+pub mod timeout;
 
 use sluice_node_api::NodeSpec;
 
@@ -21,6 +23,7 @@ pub use aggregate::{AGGREGATE_CONTROL, AGGREGATE_REPLY, AGGREGATE_REQUEST};
 pub use collector::COLLECTOR;
 pub use resequence::RESEQUENCE;
 pub use sequence::SEQUENCE;
+pub use timeout::{TIMEOUT_CONTROL, TIMEOUT_NOTIFICATION};
 
 /// What goes wrong with the state the pattern nodes keep in the queue manager.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +57,8 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
         &COLLECTOR,
         &RESEQUENCE,
         &SEQUENCE,
+        &TIMEOUT_CONTROL,
+        &TIMEOUT_NOTIFICATION,
     ] {
         r(s);
     }
