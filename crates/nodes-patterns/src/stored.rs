@@ -1,7 +1,7 @@
 //! How a message is kept on a state queue while a pattern node holds it (an aggregation's
 //! replies, Resequence's early messages): its headers as the queue message's descriptor and
 //! properties, its body serialised in its domain (UTF-8 for XML and JSON), and what the
-//! descriptor lost in `sluice.*` properties.
+//! descriptor lost (its MsgId, CorrelId and Priority) in `sluice.*` properties.
 
 use sluice_node_api::{Message, NodeError};
 use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, Domain, ParseTiming};
@@ -10,6 +10,9 @@ use sluice_qm::{ID_NONE, MsgId, PropertyValue};
 use sluice_tree::{Position, Text, Value, field_type};
 
 use crate::state::{self, P_CORREL, P_DOMAIN, P_PRIORITY};
+
+/// A stored message's own MsgId: its descriptor's is the state queue's key.
+const P_MSG_ID: &str = "sluice.msgId";
 
 /// The message as it is kept on a state queue: its body serialised, the CorrelId `key` (to
 /// find it again) and what it replaced in properties.
@@ -25,6 +28,10 @@ pub(crate) fn stored_form(msg: &mut Message, key: MsgId) -> Result<sluice_qm::Me
         PropertyValue::Bytes(bytes::Bytes::copy_from_slice(&m.md.correl_id)),
     );
     m.set_property(P_PRIORITY, PropertyValue::Int(i64::from(m.md.priority)));
+    m.set_property(
+        P_MSG_ID,
+        PropertyValue::Bytes(bytes::Bytes::copy_from_slice(&m.md.msg_id)),
+    );
     m.set_property(P_DOMAIN, PropertyValue::String(domain));
     m.md.correl_id = key;
     m.md.priority = 0;
@@ -46,6 +53,12 @@ pub(crate) fn restore(
         && c.len() == 24
     {
         m.md.correl_id.copy_from_slice(&c);
+    }
+    // State stored before the message's own MsgId was kept comes back with the state queue's.
+    if let Some(PropertyValue::Bytes(id)) = m.property(P_MSG_ID).cloned()
+        && id.len() == 24
+    {
+        m.md.msg_id.copy_from_slice(&id);
     }
     m.md.priority = state::int_property(&m, P_PRIORITY).clamp(0, 9) as u8;
     m.md.expiry = -1;

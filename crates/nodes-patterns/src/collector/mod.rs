@@ -415,6 +415,7 @@ impl Collector {
         let persistence = persistence_of(msg);
         let mut stored = stored_form(msg, sluice_qm::ID_NONE)?;
         stored.md.persistence = persistence;
+
         let now = state::now_ms() as i64;
         let work = self.work(inv)?;
         let found = work.state.collections.iter().position(|c| {

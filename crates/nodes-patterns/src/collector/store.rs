@@ -260,11 +260,11 @@ impl CollectorWork {
                 .map_err(state::queue_error(EVENTS_QUEUE))?
             {
                 self.consumed.push(m.md.msg_id);
-                out.push((state::text_property(&m, P_FOLDER), m));
+                out.push(as_collected(m));
             }
         }
         for m in std::mem::take(&mut c.added) {
-            out.push((state::text_property(&m, P_FOLDER), m));
+            out.push(as_collected(m));
         }
         Ok((c, out))
     }
@@ -326,6 +326,11 @@ impl CollectorWork {
             HELD.release(&self.node);
         }
     }
+}
+
+/// A stored message with the input terminal it was collected on.
+fn as_collected(m: sluice_qm::Message) -> (String, sluice_qm::Message) {
+    (state::text_property(&m, P_FOLDER), m)
 }
 
 fn record(node: MsgId, id: MsgId, name: &str, persistent: bool) -> sluice_qm::Message {
