@@ -1,6 +1,6 @@
 //! Golden flow tests: every folder under `tests/flows/` is a case — a flow (`flow.yaml`, with its
 //! `esql/` when it has one), request bodies (`input*.xml|json|bin|txt`, optional
-//! `input.headers`), and `expected/<output>.txt` holding what reached each output: the HTTP
+//! `input.headers`, optional `queues.txt` naming queues to define, one a line), and `expected/<output>.txt` holding what reached each output: the HTTP
 //! reply, every `Capture` node (the serialised body and a dump of Root, LocalEnvironment,
 //! Environment and ExceptionList), and every file the flow wrote into its project folder.
 //!
@@ -105,6 +105,20 @@ fn headers(case: &Path) -> Result<Vec<(String, Bytes)>, String> {
     Ok(out)
 }
 
+/// The queues a case's flow uses, one a line in `queues.txt`, defined before it runs.
+fn queue_names(case: &Path) -> Result<Vec<String>, String> {
+    match std::fs::read_to_string(case.join("queues.txt")) {
+        Ok(text) => Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(format!("queues.txt: {e}")),
+    }
+}
+
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -203,6 +217,10 @@ fn run_case(case: &Path, project: &Path) -> Result<BTreeMap<String, String>, Str
     // the project folder as the data folder, so file nodes read and write inside the case.
     let qm = sluice_qm::QueueManager::open_in_memory(sluice_qm::QmConfig::default())
         .map_err(|e| e.to_string())?;
+    for name in queue_names(case)? {
+        qm.define(sluice_qm::QueueDef::local(&name))
+            .map_err(|e| format!("queues.txt: {name}: {e}"))?;
+    }
     let services = Services {
         http: Arc::clone(&router),
         runtime: Some(runtime.handle().clone()),
