@@ -85,6 +85,15 @@ pub type SerializeBody = dyn Fn(&mut Message) -> Result<String, MessageError>;
 /// The label of the node under test in every flow the checks build.
 pub(crate) const NODE: &str = "n";
 
+/// What the Inject node is wired to: the node under test, by its first declared input terminal
+/// when the node type has dynamic inputs (a wire to it must name a terminal).
+pub(crate) fn target(spec: &NodeSpec) -> String {
+    match spec.inputs.first() {
+        Some(t) if spec.dynamic_inputs => format!("{NODE}.{}", t.name),
+        _ => NODE.to_string(),
+    }
+}
+
 /// Run every check on `spec`; the problems found, each naming the node type and the check.
 pub fn check_node(
     spec: &'static NodeSpec,
@@ -210,7 +219,8 @@ fn flow_source(
     if !spec.inputs.is_empty() {
         let catch = if wire_catch { ", catch: [caught]" } else { "" };
         src.push_str(&format!(
-            "  src: {{ type: Inject, wires: {{ out: [{NODE}]{catch} }} }}\n  caught: {{ type: Capture }}\n"
+            "  src: {{ type: Inject, wires: {{ out: [{}]{catch} }} }}\n  caught: {{ type: Capture }}\n",
+            target(spec)
         ));
     }
     src.push_str(&format!(

@@ -15,7 +15,7 @@ use sluice_node_api::{
 };
 use sluice_tree::{Tree, TreeError, Value, field_type};
 
-use crate::compliance::{ComplianceEnv, NODE, build_flow_in};
+use crate::compliance::{ComplianceEnv, NODE, build_flow_in, target};
 use sluice_flow::load_flow;
 use sluice_flow::{Diagnostic, EnterError};
 
@@ -207,7 +207,8 @@ fn flow_source(spec: &NodeSpec, ex: &NodeExample, terminals: &[String]) -> Strin
     let mut src = String::from("flow: example\nnodes:\n");
     if !spec.inputs.is_empty() {
         src.push_str(&format!(
-            "  src: {{ type: Inject, wires: {{ out: [{NODE}] }} }}\n"
+            "  src: {{ type: Inject, wires: {{ out: [{}] }} }}\n",
+            target(spec)
         ));
     }
     src.push_str(&format!(

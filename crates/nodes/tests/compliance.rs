@@ -223,6 +223,25 @@ const CASES: &[ComplianceCase] = &[
         "sequence_group_path: '$Body/a'",
         fails_with("sequence_group_path: '$Body/a'", BROKEN_XML),
     ),
+    // The check feeds the declared `control` terminal; the collecting ones are named in wires.
+    case(
+        "Collector",
+        "event_coordination: all_complete",
+        Failing::Never(
+            "a control message only releases complete collections; it fails only when the queue manager refuses its state",
+        ),
+    ),
+    // A message without a timeout request raises.
+    case(
+        "TimeoutControl",
+        "unique_identifier: COMPLIANCE",
+        fails_with("unique_identifier: COMPLIANCE", XML),
+    ),
+    case(
+        "TimeoutNotification",
+        "unique_identifier: COMPLIANCE, operation_mode: controlled",
+        Failing::Never("input node: started and stopped only"),
+    ),
 ];
 
 const ESQL: &str = "

@@ -44,7 +44,7 @@ pub static TIMEOUT_NOTIFICATION: NodeSpec = NodeSpec {
     dynamic_inputs: false,
     examples: &[NodeExample {
         title: "On its own, it starts the flow every ten seconds",
-        properties: "unique_identifier: TICK\noperation_mode: automatic\ntimeout_interval_secs: 10",
+        properties: "unique_identifier: TICK, operation_mode: automatic, timeout_interval_secs: 10",
         esql: "",
         input: ExampleInput::xml(""),
         raising_downstream: &[],
