@@ -285,3 +285,53 @@ fn tcpip_fixed_echoes_2048_byte_records_on_their_connection() {
     c.read_exact(&mut back).unwrap();
     assert_eq!(back, records);
 }
+
+fn qm_client() -> sluice_qm::net::Client {
+    sluice_qm::net::Client::connect(
+        &format!("127.0.0.1:{}", server().qm_port),
+        Default::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn collector_writes_one_collection_per_message_with_both_terminals_copies() {
+    let mut c = qm_client();
+    let mut msg = sluice_qm::Message::new("<order><id>42</id></order>");
+    msg.md.persistence = sluice_qm::Persistence::NotPersistent;
+    c.put("COLLECTOR.IN", &msg, &Default::default()).unwrap();
+    let out = c
+        .get(
+            "COLLECTOR.OUT",
+            &sluice_qm::GetOptions::new().wait(std::time::Duration::from_secs(20)),
+        )
+        .unwrap()
+        .expect("a collection on COLLECTOR.OUT");
+    let text = String::from_utf8_lossy(&out.body).into_owned();
+    assert!(text.contains("<name>sample</name>"), "{text}");
+    assert!(text.contains("<messages>2</messages>"), "{text}");
+    assert!(text.contains("<id>42</id>"), "{text}");
+}
+
+#[test]
+fn reminders_puts_a_reminder_on_its_queue_when_its_timer_falls_due() {
+    let r = server().post(
+        "/samples/reminders",
+        b"<reminder><id>R1</id><every>1</every><times>1</times><text>call back</text></reminder>",
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let mut c = qm_client();
+    let out = c
+        .get(
+            "REMINDERS.OUT",
+            &sluice_qm::GetOptions::new().wait(std::time::Duration::from_secs(20)),
+        )
+        .unwrap()
+        .expect("a reminder on REMINDERS.OUT");
+    let text = String::from_utf8_lossy(&out.body).into_owned();
+    assert!(text.contains("<text>call back</text>"), "{text}");
+    assert!(text.contains("<left>0</left>"), "{text}");
+    // A timer that is gone cannot be cancelled.
+    let r = server().post("/samples/reminders", b"<cancel><id>R1</id></cancel>");
+    assert_eq!(r.status, 500, "{}", r.text());
+}
