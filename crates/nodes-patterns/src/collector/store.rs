@@ -3,8 +3,8 @@
 //!
 //! | queue | one message per | MsgId | CorrelId | properties |
 //! |---|---|---|---|---|
-//! | `SYSTEM.SLUICE.COLLECTOR.COLLECTIONS` | collection in flight | collection id | node id | `sluice.collectorName`, `sluice.seq`, `sluice.correlation`, `sluice.collectionName`, `sluice.created` (ms since the epoch), `sluice.terminals` (names, one a line), `sluice.counts` (comma-separated, same order), `sluice.complete` (0/1) |
-//! | same queue | Collector node | node id | node id | `sluice.next` (the next collection's number), `sluice.pending` (1: a control message asked for the next collection to complete) |
+//! | `SYSTEM.SLUICE.COLLECTOR.COLLECTIONS` | collection in flight | collection id | node id | `sluice.collectorName`, `sluice.seq` (its order), `sluice.correlation`, `sluice.collectionName`, `sluice.created` (ms since the epoch), `sluice.terminals` (names, one a line), `sluice.counts` (comma-separated, same order), `sluice.complete` (0/1) |
+//! | same queue | Collector node waiting for a collection | node id | node id | `sluice.pending` (1: a control message asked for the next collection to complete) |
 //! | `SYSTEM.SLUICE.COLLECTOR.EVENTS` | message collected | the queue manager's | collection id | `sluice.folder` (its input terminal), the message's own |
 //!
 //! An invocation that reaches a Collector holds the node (see [`HELD`]) until its unit of work
@@ -13,6 +13,7 @@
 //! one queue unit of work when the invocation commits, and forgotten when it rolls back.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use sluice_node_api::{Invocation, Resource, ResourceError};
 use sluice_qm::{BrowseCursor, GetOptions, MsgId, Persistence, PropertyValue, PutOptions};
@@ -32,7 +33,6 @@ const P_CREATED: &str = "sluice.created";
 const P_TERMINALS: &str = "sluice.terminals";
 const P_COUNTS: &str = "sluice.counts";
 const P_COMPLETE: &str = "sluice.complete";
-const P_NEXT: &str = "sluice.next";
 const P_PENDING: &str = "sluice.pending";
 
 /// One collection in flight.
@@ -59,7 +59,6 @@ pub(crate) struct Collection {
 #[derive(Default)]
 pub(crate) struct NodeState {
     pub collections: Vec<Collection>,
-    next_seq: i64,
     /// A control message asked (with `first_complete`) for the next collection to complete.
     pub pending_first: bool,
     node_on_queue: bool,
@@ -74,10 +73,7 @@ impl NodeState {
         terminals: &[String],
     ) -> Result<NodeState, PatternError> {
         let node = node_id(name);
-        let mut out = NodeState {
-            next_seq: 1,
-            ..NodeState::default()
-        };
+        let mut out = NodeState::default();
         let mut cursor = BrowseCursor::new();
         while let Some(m) = qm
             .browse(
@@ -91,7 +87,6 @@ impl NodeState {
                 continue;
             }
             if m.md.msg_id == node {
-                out.next_seq = state::int_property(&m, P_NEXT).max(1);
                 out.pending_first = state::int_property(&m, P_PENDING) != 0;
                 out.node_on_queue = true;
                 continue;
@@ -111,9 +106,7 @@ impl NodeState {
         terminals: usize,
         now: i64,
     ) -> usize {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.node_changed = true;
+        let seq = next_seq();
         self.collections.push(Collection {
             id: key_id(&format!("collector\n{node_name}\n#{seq}")),
             seq,
@@ -154,6 +147,22 @@ impl Collection {
     pub(crate) fn mark_complete(&mut self) {
         self.complete = true;
         self.changed = true;
+    }
+}
+
+/// A new collection's number: microseconds since the epoch, made unique and increasing in this
+/// process, so collections keep their order across restarts without a counter in the queue
+/// manager to write for each one.
+fn next_seq() -> i64 {
+    static LAST: AtomicI64 = AtomicI64::new(0);
+    let now = (state::now_ms() as i64).saturating_mul(1000);
+    let mut last = LAST.load(Ordering::Relaxed);
+    loop {
+        let next = now.max(last + 1);
+        match LAST.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return next,
+            Err(seen) => last = seen,
+        }
     }
 }
 
@@ -309,14 +318,12 @@ impl CollectorWork {
                 uow.get(COLLECTIONS_QUEUE, &GetOptions::new().msg_id(self.node))
                     .map_err(state::queue_error(COLLECTIONS_QUEUE))?;
             }
-            let mut rec = record(self.node, self.node, &self.name, true);
-            rec.set_property(P_NEXT, PropertyValue::Int(self.state.next_seq));
-            rec.set_property(
-                P_PENDING,
-                PropertyValue::Int(i64::from(self.state.pending_first)),
-            );
-            uow.put(COLLECTIONS_QUEUE, rec, &PutOptions::default())
-                .map_err(state::queue_error(COLLECTIONS_QUEUE))?;
+            if self.state.pending_first {
+                let mut rec = record(self.node, self.node, &self.name, true);
+                rec.set_property(P_PENDING, PropertyValue::Int(1));
+                uow.put(COLLECTIONS_QUEUE, rec, &PutOptions::default())
+                    .map_err(state::queue_error(COLLECTIONS_QUEUE))?;
+            }
         }
         commit(uow)
     }
