@@ -152,3 +152,22 @@ fn diagnostic_renders_file_line_col_excerpt_and_caret() {
     assert!(text.contains("2 |   a: { type: Sourse }"), "{text}");
     assert!(text.contains('^'), "{text}");
 }
+
+#[test]
+fn load_flow_numbers_named_input_terminals_after_the_declared_ones_when_wires_name_them() {
+    let src = "flow: f\nnodes:\n  a: { type: Source, path: /x, wires: { out: [g.right, g.left, g.in, g.right] } }\n  g: { type: Gather }\n";
+    let def = load_flow("flows/t.yaml", src, &registry()).expect("valid");
+    assert_eq!(def.nodes[1].inputs, ["in", "right", "left"]);
+    assert_eq!(def.nodes[0].wires[0], vec![(1, 1), (1, 2), (1, 0), (1, 1)]);
+}
+
+#[test]
+fn load_flow_reports_a_wire_to_dynamic_inputs_when_it_names_no_terminal() {
+    let src = "flow: f\nnodes:\n  a: { type: Source, path: /x, wires: { out: [g] } }\n  g: { type: Gather }\n";
+    let p = problems(src);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].contains("must name one") && p[0].contains("g.NAME"),
+        "{p:?}"
+    );
+}

@@ -147,12 +147,25 @@ static SWITCH: NodeSpec = NodeSpec {
     builder: NodeBuilder::of::<SwitchProps>(),
 };
 
-/// A registry holding `Source`, `Step`, `Switch` and `Put`.
+/// Input terminals named by wires, after a declared `in`.
+static GATHER: NodeSpec = NodeSpec {
+    type_name: "Gather",
+    summary: "dynamic input terminals",
+    inputs: StepInput::SPECS,
+    outputs: StepOutput::SPECS,
+    dynamic_outputs: false,
+    dynamic_inputs: true,
+    examples: &[],
+    builder: NodeBuilder::of::<StepProps>(),
+};
+
+/// A registry holding `Source`, `Step`, `Switch`, `Gather` and `Put`.
 pub fn registry() -> Registry {
     let mut r = Registry::new();
     r.register(&SOURCE);
     r.register(&STEP);
     r.register(&SWITCH);
+    r.register(&GATHER);
     r.register(&PUT);
     r
 }
