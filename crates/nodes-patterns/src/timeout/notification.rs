@@ -24,11 +24,13 @@ use crate::stored::restore_message;
 
 /// How often the node looks for timers that fell due.
 const TICK: Duration = Duration::from_millis(100);
+/// A timer whose propagation failed this many times is dropped, with an error logged.
+const FIRE_ATTEMPTS: u32 = 3;
 
 terminals! {
     /// TimeoutNotification's outputs.
     pub enum TimeoutNotificationOutput {
-        Failure = "failure": "Propagating a timeout failed and `catch` is not wired (the timeout is tried again).",
+        Failure = "failure": "Propagating a timeout failed and `catch` is not wired (the timeout is tried again, three times in all).",
         Out = "out": "At each timeout: the message its TimeoutControl stored (`controlled`), with `LocalEnvironment.TimeoutRequest` giving its Identifier and the Count left; or a message with only Properties (`automatic`).",
         Catch = "catch": "A timeout's message with the exception raised downstream of `out`.",
     }
@@ -178,6 +180,17 @@ impl TimeoutNotification {
         else {
             return Ok(());
         };
+        if timer.md.backout_count >= FIRE_ATTEMPTS {
+            tracing::error!(
+                flow = %self.flow,
+                timer = %state::text_property(&timer, P_IDENTIFIER),
+                attempts = timer.md.backout_count,
+                "Dropped a timer whose timeout kept failing to propagate."
+            );
+            return uow
+                .commit()
+                .map_err(|e| NodeError::recoverable(e.to_string()));
+        }
         let now = state::now_ms() as i64;
         let f = firing(
             state::int_property(&timer, P_DUE),
