@@ -1,12 +1,15 @@
 //! A datasource and the unit of work its changes belong to.
 //!
-//! One connection per datasource. A unit of work (a flow invocation, or one node evaluation
-//! for `transaction: commit`) that touches the database opens a transaction on it (`BEGIN`)
-//! and owns the connection until it commits or rolls back; statements from other threads
-//! wait for that, so one invocation never sees or commits another's work. A flow invocation
-//! runs on one thread from start to end (propagation is synchronous), which is why the owner
-//! is also identified by its thread: nodes further down the same invocation use the open
-//! transaction as it is.
+//! SQLite: one connection per datasource. A unit of work (a flow invocation, or one node
+//! evaluation for `transaction: commit`) that touches the database opens a transaction on it
+//! (`BEGIN`) and owns the connection until it commits or rolls back; statements from other
+//! threads wait for that, so one invocation never sees or commits another's work. A flow
+//! invocation runs on one thread from start to end (propagation is synchronous), which is why
+//! the owner is also identified by its thread: nodes further down the same invocation use the
+//! open transaction as it is.
+//!
+//! PostgreSQL: a pool of connections ([`crate::pg`]); each unit of work holds one of its own,
+//! found by the same thread identity.
 //!
 //! Lock order: `owner` before `conn`. `conn` is held only for one statement.
 
@@ -19,10 +22,17 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::DbError;
-use crate::connection::{Backend, Connection};
+use crate::connection::{Connection, Held};
+use crate::pg::Pool;
 
 /// How long a unit of work waits for another to release the connection.
 const WAIT: Duration = Duration::from_secs(30);
+
+/// How many connections a PostgreSQL datasource opens at most.
+pub const POSTGRES_POOL: usize = 8;
+
+/// How long connecting to PostgreSQL may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The name that opens a private in-memory database.
 pub const IN_MEMORY: &str = ":memory:";
@@ -45,13 +55,23 @@ struct Owner {
     unit: UnitId,
 }
 
-/// A database, reached through one connection shared by the units of work that use it.
+struct Sqlite {
+    owner: Mutex<Option<Owner>>,
+    freed: Condvar,
+    conn: Mutex<rusqlite::Connection>,
+}
+
+enum Engine {
+    Sqlite(Sqlite),
+    Postgres(Box<Pool>),
+}
+
+/// A database: an SQLite one reached through one connection shared by the units of work that
+/// use it, or a PostgreSQL server reached through a pool.
 pub struct Datasource {
     name: String,
     wait: Duration,
-    owner: Mutex<Option<Owner>>,
-    freed: Condvar,
-    conn: Mutex<Backend>,
+    engine: Engine,
 }
 
 impl std::fmt::Debug for Datasource {
@@ -91,31 +111,81 @@ impl Datasource {
         }
     }
 
+    /// A PostgreSQL datasource named `name`, for the server `conninfo` names (a
+    /// `postgresql://` URL or `key=value` pairs), with `password` when given (it overrides
+    /// one in `conninfo`). Nothing is connected until the first statement.
+    pub fn postgres(
+        name: &str,
+        conninfo: &str,
+        password: Option<&str>,
+    ) -> Result<Arc<Datasource>, DbError> {
+        let mut config: postgres::Config = conninfo.parse().map_err(|source| DbError::Config {
+            datasource: name.to_string(),
+            source,
+        })?;
+        if let Some(p) = password {
+            config.password(p);
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("sluice");
+        }
+        Ok(Arc::new(Datasource {
+            name: name.to_string(),
+            wait: WAIT,
+            engine: Engine::Postgres(Box::new(Pool::new(
+                name.to_string(),
+                config,
+                POSTGRES_POOL,
+                WAIT,
+            ))),
+        }))
+    }
+
     fn with(name: String, conn: rusqlite::Connection) -> Arc<Datasource> {
         Arc::new(Datasource {
             name,
             wait: WAIT,
-            owner: Mutex::new(None),
-            freed: Condvar::new(),
-            conn: Mutex::new(Backend::Sqlite(conn)),
+            engine: Engine::Sqlite(Sqlite {
+                owner: Mutex::new(None),
+                freed: Condvar::new(),
+                conn: Mutex::new(conn),
+            }),
         })
     }
 
-    /// The datasource as configured (a path, or `:memory:`).
+    /// The datasource as configured (a path, `:memory:`, or its name in sluice.yaml).
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// Which database product the datasource is.
+    pub fn product(&self) -> crate::Product {
+        match self.engine {
+            Engine::Sqlite(_) => crate::Product::Sqlite,
+            Engine::Postgres(_) => crate::Product::Postgres,
+        }
+    }
+
     /// Whether a unit of work has a transaction open.
     pub fn in_transaction(&self) -> bool {
-        self.owner.lock().is_some()
+        match &self.engine {
+            Engine::Sqlite(s) => s.owner.lock().is_some(),
+            Engine::Postgres(p) => p.in_transaction(),
+        }
     }
 
     /// Wait until no other thread's unit of work owns the connection (or fail after a while).
-    fn wait_free(&self, me: ThreadId) -> Result<MutexGuard<'_, Option<Owner>>, DbError> {
-        let mut owner = self.owner.lock();
+    fn wait_free<'s>(
+        &self,
+        s: &'s Sqlite,
+        me: ThreadId,
+    ) -> Result<MutexGuard<'s, Option<Owner>>, DbError> {
+        let mut owner = s.owner.lock();
         while owner.is_some_and(|o| o.thread != me) {
-            if self.freed.wait_for(&mut owner, self.wait).timed_out()
+            if s.freed.wait_for(&mut owner, self.wait).timed_out()
                 && owner.is_some_and(|o| o.thread != me)
             {
                 return Err(DbError::Busy {
@@ -128,14 +198,19 @@ impl Datasource {
     }
 
     /// Join unit of work `unit` (from this thread): `BEGIN` when it has no transaction open
-    /// yet. `Ok(true)` when this call began it — the caller then ends it with [`commit`] or
-    /// [`rollback`] (or hands that duty to the unit of work it keeps).
+    /// yet (on PostgreSQL, with the unit's first statement). `Ok(true)` when this call began
+    /// it — the caller then ends it with [`commit`] or [`rollback`] (or hands that duty to the
+    /// unit of work it keeps).
     ///
     /// [`commit`]: Datasource::commit
     /// [`rollback`]: Datasource::rollback
     pub fn begin(&self, unit: UnitId) -> Result<bool, DbError> {
+        let s = match &self.engine {
+            Engine::Sqlite(s) => s,
+            Engine::Postgres(p) => return p.begin(unit),
+        };
         let me = std::thread::current().id();
-        let mut owner = self.wait_free(me)?;
+        let mut owner = self.wait_free(s, me)?;
         match *owner {
             Some(o) if o.unit == unit => return Ok(false),
             Some(_) => {
@@ -145,10 +220,13 @@ impl Datasource {
             }
             None => {}
         }
-        self.conn.lock().begin().map_err(|source| DbError::Begin {
-            datasource: self.name.clone(),
-            source,
-        })?;
+        s.conn
+            .lock()
+            .execute_batch("BEGIN")
+            .map_err(|source| DbError::Begin {
+                datasource: self.name.clone(),
+                source,
+            })?;
         *owner = Some(Owner { thread: me, unit });
         Ok(true)
     }
@@ -166,41 +244,63 @@ impl Datasource {
     }
 
     fn end(&self, unit: UnitId, commit: bool) -> Result<(), DbError> {
-        let mut owner = self.owner.lock();
+        let s = match &self.engine {
+            Engine::Sqlite(s) => s,
+            Engine::Postgres(p) => return p.end(unit, commit),
+        };
+        let mut owner = s.owner.lock();
         if owner.is_none_or(|o| o.unit != unit) {
             return Ok(());
         }
-        let conn = self.conn.lock();
+        let conn = s.conn.lock();
         let r = if commit {
-            conn.commit().map_err(|source| {
-                conn.rollback();
+            conn.execute_batch("COMMIT").map_err(|source| {
+                sqlite_rollback(&conn);
                 DbError::Commit {
                     datasource: self.name.clone(),
                     source,
                 }
             })
         } else {
-            conn.rollback();
+            sqlite_rollback(&conn);
             Ok(())
         };
         drop(conn);
         *owner = None;
-        self.freed.notify_all();
+        s.freed.notify_all();
         r
     }
 
     /// The connection for one statement, once no other thread's unit of work owns it.
     pub fn statement(&self) -> Result<Connection<'_>, DbError> {
+        let s = match &self.engine {
+            Engine::Sqlite(s) => s,
+            Engine::Postgres(p) => {
+                return Ok(Connection {
+                    datasource: &self.name,
+                    held: Held::Postgres(Box::new(std::cell::RefCell::new(p.lease()?))),
+                });
+            }
+        };
         let me = std::thread::current().id();
-        let owner = self.wait_free(me)?;
+        let owner = self.wait_free(s, me)?;
         // Locking the connection before letting go of `owner` keeps a BEGIN of another thread
         // from slipping in between: this statement runs on its own, before that transaction.
-        let backend = self.conn.lock();
+        let conn = s.conn.lock();
         drop(owner);
         Ok(Connection {
             datasource: &self.name,
-            backend,
+            held: Held::Sqlite(conn),
         })
+    }
+}
+
+/// Roll back the open transaction, if there still is one: SQLite ends a transaction by itself
+/// on some errors. A failed rollback leaves nothing to do but go on: the connection is then
+/// outside any transaction or will be rolled back when closed.
+fn sqlite_rollback(conn: &rusqlite::Connection) {
+    if !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
     }
 }
 

@@ -16,6 +16,8 @@ use crate::{Datasource, DbError};
 #[derive(Default)]
 pub struct Registry {
     open: Mutex<HashMap<PathBuf, Weak<Datasource>>>,
+    /// PostgreSQL datasources by name and connection string: one pool for all their users.
+    postgres: Mutex<HashMap<(String, String), Weak<Datasource>>>,
 }
 
 impl Registry {
@@ -44,6 +46,27 @@ impl Registry {
         }
         let d = Datasource::open_file(&path)?;
         open.insert(path, Arc::downgrade(&d));
+        Ok(d)
+    }
+}
+
+impl Registry {
+    /// The PostgreSQL datasource `name` for `conninfo`, shared with the other users of the
+    /// same name and connection string so that they share its pool. Connects nothing.
+    pub fn postgres(
+        &self,
+        name: &str,
+        conninfo: &str,
+        password: Option<&str>,
+    ) -> Result<Arc<Datasource>, DbError> {
+        let key = (name.to_string(), conninfo.to_string());
+        let mut open = self.postgres.lock();
+        open.retain(|_, d| d.strong_count() > 0);
+        if let Some(d) = open.get(&key).and_then(Weak::upgrade) {
+            return Ok(d);
+        }
+        let d = Datasource::postgres(name, conninfo, password)?;
+        open.insert(key, Arc::downgrade(&d));
         Ok(d)
     }
 }

@@ -13,6 +13,7 @@ pub mod examples;
 pub mod expected;
 pub mod harness;
 pub mod mask;
+pub mod postgres;
 pub mod tool;
 
 pub use compliance::{
@@ -25,4 +26,5 @@ pub use examples::check_examples;
 pub use expected::{ExpectedError, bless_requested, check_outputs};
 pub use harness::{CAPTURE, Captured, Harness, INJECT};
 pub use mask::Masker;
+pub use postgres::PgServer;
 pub use tool::require_tool;

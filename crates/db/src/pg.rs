@@ -1,0 +1,289 @@
+//! A PostgreSQL datasource: a small pool of connections shared by a flow's instances.
+//!
+//! A unit of work takes one connection for its first statement, sends `BEGIN` then, and keeps
+//! it until it commits or rolls back; other units of work take other connections, so they run
+//! side by side as the server's isolation allows. A statement outside any unit of work takes
+//! a connection for itself and runs in autocommit. Connections are made when first needed
+//! (building a flow never touches the network), and one found closed is dropped and replaced
+//! on the next use.
+
+use std::collections::HashMap;
+use std::thread::ThreadId;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+use postgres::{Client, NoTls, Statement};
+
+use crate::DbError;
+use crate::UnitId;
+
+/// Statements kept prepared per connection; the cache starts again when full.
+const STATEMENT_CACHE: usize = 256;
+
+/// One server connection and the statements prepared on it, by SQL text (with `?` markers).
+pub(crate) struct PgConn {
+    pub(crate) client: Client,
+    prepared: HashMap<String, (Statement, usize)>,
+}
+
+impl PgConn {
+    /// The statement for `sql` (markers numbered), prepared once per connection, and how many
+    /// markers it has.
+    pub(crate) fn prepare(&mut self, sql: &str) -> Result<(Statement, usize), postgres::Error> {
+        if let Some(p) = self.prepared.get(sql) {
+            return Ok(p.clone());
+        }
+        let (numbered, markers) = crate::pg_codec::number_markers(sql);
+        let st = self.client.prepare(&numbered)?;
+        if self.prepared.len() >= STATEMENT_CACHE {
+            self.prepared.clear();
+        }
+        self.prepared.insert(sql.to_string(), (st.clone(), markers));
+        Ok((st, markers))
+    }
+}
+
+struct UnitConn {
+    unit: UnitId,
+    /// None before the first statement, and while a statement has it.
+    conn: Option<PgConn>,
+    begun: bool,
+}
+
+#[derive(Default)]
+struct State {
+    idle: Vec<PgConn>,
+    /// Connections made and not yet dropped (idle, held by units, or by statements).
+    open: usize,
+    units: HashMap<ThreadId, UnitConn>,
+}
+
+/// The pool of one PostgreSQL datasource.
+pub(crate) struct Pool {
+    name: String,
+    config: postgres::Config,
+    max: usize,
+    wait: Duration,
+    state: Mutex<State>,
+    freed: Condvar,
+}
+
+/// A connection lent to one statement; it goes back to its unit of work, or to the pool,
+/// when the statement is done.
+pub(crate) struct Lease<'p> {
+    pool: &'p Pool,
+    pub(crate) conn: Option<PgConn>,
+    unit: Option<UnitId>,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else {
+            return;
+        };
+        let mut st = self.pool.state.lock();
+        if let Some(unit) = self.unit
+            && let Some(u) = st.units.get_mut(&std::thread::current().id())
+            && u.unit == unit
+        {
+            u.conn = Some(conn);
+            return;
+        }
+        self.pool.give_back(&mut st, conn);
+    }
+}
+
+impl Pool {
+    pub(crate) fn new(name: String, config: postgres::Config, max: usize, wait: Duration) -> Pool {
+        Pool {
+            name,
+            config,
+            max: max.max(1),
+            wait,
+            state: Mutex::new(State::default()),
+            freed: Condvar::new(),
+        }
+    }
+
+    fn give_back(&self, st: &mut State, conn: PgConn) {
+        if conn.client.is_closed() {
+            st.open -= 1;
+        } else {
+            st.idle.push(conn);
+        }
+        self.freed.notify_one();
+    }
+
+    fn discard(&self, conn: PgConn) {
+        drop(conn);
+        self.state.lock().open -= 1;
+        self.freed.notify_one();
+    }
+
+    /// An idle connection, a new one while there are fewer than `max`, or one that another
+    /// unit of work gives back within the wait.
+    fn acquire(&self) -> Result<PgConn, DbError> {
+        let mut st = self.state.lock();
+        loop {
+            while let Some(c) = st.idle.pop() {
+                if c.client.is_closed() {
+                    st.open -= 1;
+                    continue;
+                }
+                return Ok(c);
+            }
+            if st.open < self.max {
+                st.open += 1;
+                drop(st);
+                return match self.config.connect(NoTls) {
+                    Ok(client) => Ok(PgConn {
+                        client,
+                        prepared: HashMap::new(),
+                    }),
+                    Err(source) => {
+                        let mut st = self.state.lock();
+                        st.open -= 1;
+                        self.freed.notify_one();
+                        Err(DbError::Connect {
+                            datasource: self.name.clone(),
+                            source,
+                        })
+                    }
+                };
+            }
+            if self.freed.wait_for(&mut st, self.wait).timed_out() && st.idle.is_empty() {
+                return Err(DbError::Busy {
+                    datasource: self.name.clone(),
+                    waited: self.wait,
+                });
+            }
+        }
+    }
+
+    pub(crate) fn in_transaction(&self) -> bool {
+        !self.state.lock().units.is_empty()
+    }
+
+    /// Join `unit` from this thread; no connection is taken and nothing is sent yet.
+    pub(crate) fn begin(&self, unit: UnitId) -> Result<bool, DbError> {
+        let me = std::thread::current().id();
+        let mut st = self.state.lock();
+        match st.units.get(&me) {
+            Some(u) if u.unit == unit => Ok(false),
+            Some(_) => Err(DbError::HeldFurtherUp {
+                datasource: self.name.clone(),
+            }),
+            None => {
+                st.units.insert(
+                    me,
+                    UnitConn {
+                        unit,
+                        conn: None,
+                        begun: false,
+                    },
+                );
+                Ok(true)
+            }
+        }
+    }
+
+    /// End `unit`: COMMIT or ROLLBACK on its connection if it ever ran a statement.
+    pub(crate) fn end(&self, unit: UnitId, commit: bool) -> Result<(), DbError> {
+        let taken = {
+            let mut st = self.state.lock();
+            let Some(thread) = st
+                .units
+                .iter()
+                .find(|(_, u)| u.unit == unit)
+                .map(|(t, _)| *t)
+            else {
+                return Ok(());
+            };
+            st.units.remove(&thread)
+        };
+        let Some(UnitConn {
+            conn: Some(mut conn),
+            begun: true,
+            ..
+        }) = taken
+        else {
+            return Ok(());
+        };
+        let r = if commit {
+            conn.client.batch_execute("COMMIT").map_err(|source| {
+                let _ = conn.client.batch_execute("ROLLBACK");
+                DbError::PgCommit {
+                    datasource: self.name.clone(),
+                    source,
+                }
+            })
+        } else {
+            // A failed rollback means the connection is gone, which ends the transaction too.
+            let _ = conn.client.batch_execute("ROLLBACK");
+            Ok(())
+        };
+        let mut st = self.state.lock();
+        self.give_back(&mut st, conn);
+        r
+    }
+
+    /// The connection for one statement: the unit of work's (sending `BEGIN` on its first
+    /// statement), or one of its own in autocommit.
+    pub(crate) fn lease(&self) -> Result<Lease<'_>, DbError> {
+        let me = std::thread::current().id();
+        let mut st = self.state.lock();
+        let Some(u) = st.units.get_mut(&me) else {
+            drop(st);
+            return Ok(Lease {
+                pool: self,
+                conn: Some(self.acquire()?),
+                unit: None,
+            });
+        };
+        let unit = u.unit;
+        if let Some(conn) = u.conn.take() {
+            return Ok(Lease {
+                pool: self,
+                conn: Some(conn),
+                unit: Some(unit),
+            });
+        }
+        if u.begun {
+            // The unit's connection is out with a statement that is still running.
+            return Err(DbError::HeldFurtherUp {
+                datasource: self.name.clone(),
+            });
+        }
+        drop(st);
+        // An idle connection the server closed (restart, idle timeout) shows only now.
+        // Nothing ran on it yet, so a fresh one takes its place; every idle one may be dead.
+        let mut tries = self.max + 1;
+        let conn = loop {
+            let mut conn = self.acquire()?;
+            match conn.client.batch_execute("BEGIN") {
+                Ok(()) => break conn,
+                Err(_) if conn.client.is_closed() && tries > 1 => {
+                    tries -= 1;
+                    self.discard(conn);
+                }
+                Err(source) => {
+                    let mut st = self.state.lock();
+                    self.give_back(&mut st, conn);
+                    return Err(DbError::PgBegin {
+                        datasource: self.name.clone(),
+                        source,
+                    });
+                }
+            }
+        };
+        let mut st = self.state.lock();
+        if let Some(u) = st.units.get_mut(&me) {
+            u.begun = true;
+        }
+        Ok(Lease {
+            pool: self,
+            conn: Some(conn),
+            unit: Some(unit),
+        })
+    }
+}
