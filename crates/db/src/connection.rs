@@ -114,6 +114,15 @@ impl<'r> From<ValueRef<'r>> for SqlValueRef<'r> {
     }
 }
 
+/// A warning the database gave with a statement that succeeded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// Its SQLSTATE (class `01` mostly).
+    pub sqlstate: String,
+    /// The database's text.
+    pub text: String,
+}
+
 /// The connection of a datasource, held for one statement: no other unit of work runs one on
 /// it meanwhile. From [`Datasource::statement`](crate::Datasource::statement).
 pub struct Connection<'d> {
@@ -139,6 +148,20 @@ impl Connection<'_> {
             datasource: self.datasource.to_string(),
             statement: sql.to_string(),
             source,
+        }
+    }
+
+    /// The warnings the database gave with the statements run on this connection since they
+    /// were last taken (PostgreSQL's `WARNING` notices; SQLite gives none).
+    pub fn take_warnings(&self) -> Vec<Warning> {
+        match &self.held {
+            Held::Sqlite(_) => Vec::new(),
+            Held::Postgres(lease) => lease
+                .borrow()
+                .conn
+                .as_ref()
+                .map(|c| c.take_warnings())
+                .unwrap_or_default(),
         }
     }
 

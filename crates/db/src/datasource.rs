@@ -276,9 +276,14 @@ impl Datasource {
         let s = match &self.engine {
             Engine::Sqlite(s) => s,
             Engine::Postgres(p) => {
+                let lease = p.lease()?;
+                // Warnings left from an earlier statement are not this one's.
+                if let Some(c) = &lease.conn {
+                    c.take_warnings();
+                }
                 return Ok(Connection {
                     datasource: &self.name,
-                    held: Held::Postgres(Box::new(std::cell::RefCell::new(p.lease()?))),
+                    held: Held::Postgres(Box::new(std::cell::RefCell::new(lease))),
                 });
             }
         };

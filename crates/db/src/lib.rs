@@ -18,7 +18,7 @@ mod pg;
 mod pg_codec;
 mod registry;
 
-pub use connection::{Connection, Product, Row, SqlValue, SqlValueRef};
+pub use connection::{Connection, Product, Row, SqlValue, SqlValueRef, Warning};
 pub use datasource::{Datasource, IN_MEMORY, POSTGRES_POOL, UnitId};
 pub use error::DbError;
 pub use registry::Registry;

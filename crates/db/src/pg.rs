@@ -8,14 +8,14 @@
 //! on the next use.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::thread::ThreadId;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 use postgres::{Client, NoTls, Statement};
 
-use crate::DbError;
-use crate::UnitId;
+use crate::{DbError, UnitId, Warning};
 
 /// Statements kept prepared per connection; the cache starts again when full.
 const STATEMENT_CACHE: usize = 256;
@@ -24,9 +24,15 @@ const STATEMENT_CACHE: usize = 256;
 pub(crate) struct PgConn {
     pub(crate) client: Client,
     prepared: HashMap<String, (Statement, usize)>,
+    /// The warnings the server sent since they were last taken.
+    warnings: Arc<Mutex<Vec<Warning>>>,
 }
 
 impl PgConn {
+    pub(crate) fn take_warnings(&self) -> Vec<Warning> {
+        std::mem::take(&mut *self.warnings.lock())
+    }
+
     /// The statement for `sql` (markers numbered), prepared once per connection, and how many
     /// markers it has.
     pub(crate) fn prepare(&mut self, sql: &str) -> Result<(Statement, usize), postgres::Error> {
@@ -135,10 +141,26 @@ impl Pool {
             if st.open < self.max {
                 st.open += 1;
                 drop(st);
-                return match self.config.connect(NoTls) {
+                let warnings = Arc::new(Mutex::new(Vec::new()));
+                let mut config = self.config.clone();
+                let slot = warnings.clone();
+                config.notice_callback(move |n| {
+                    // NOTICE and below are chatter ("does not exist, skipping"), not warnings.
+                    if matches!(
+                        n.parsed_severity(),
+                        Some(postgres::error::Severity::Warning)
+                    ) {
+                        slot.lock().push(Warning {
+                            sqlstate: n.code().code().to_string(),
+                            text: n.message().to_string(),
+                        });
+                    }
+                });
+                return match config.connect(NoTls) {
                     Ok(client) => Ok(PgConn {
                         client,
                         prepared: HashMap::new(),
+                        warnings,
                     }),
                     Err(source) => {
                         let mut st = self.state.lock();

@@ -39,6 +39,13 @@ pub struct Services {
 pub enum DatasourceDef {
     /// An SQLite database file (its path already resolved against the project folder).
     Sqlite { path: PathBuf },
+    /// A PostgreSQL server: `conninfo` is a `postgresql://user@host:port/db` URL or
+    /// `key=value` pairs; the password, when not in `conninfo`, comes from the environment
+    /// variable `password_env` names, read when the datasource is opened.
+    Postgres {
+        conninfo: String,
+        password_env: Option<String>,
+    },
 }
 
 /// Where a named broker is and how to reach it. One variant per protocol: Kafka bootstrap

@@ -147,6 +147,10 @@ pub(super) fn run_options(
         externals: values,
         database: super::program::database(b, c.datasource.as_deref())?,
         attributes: Arc::new(attributes),
+        database_errors: sluice_esql::runtime::DatabaseErrors {
+            throw: c.throw_exception_on_database_error,
+            warnings_as_errors: c.treat_warnings_as_errors,
+        },
     })
 }
 

@@ -50,5 +50,12 @@ properties! {
         /// (committed when the flow completes, rolled back when it fails), `commit` at the end of
         /// this node whatever happens after.
         transaction: Transaction = "automatic",
+        /// A database error throws an exception (the flow goes to failure or catch); when false
+        /// the statement ends with SQLCODE, SQLSTATE, SQLNATIVEERROR and SQLERRORTEXT set and
+        /// the module goes on to read them.
+        throw_exception_on_database_error: bool = "true",
+        /// A warning the database gives with a statement (PostgreSQL's WARNING) is taken as an
+        /// error; when false it only sets SQLSTATE and SQLERRORTEXT.
+        treat_warnings_as_errors: bool = "false",
     }
 }

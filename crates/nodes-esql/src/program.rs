@@ -116,6 +116,29 @@ pub fn database(
         Some(sluice_node_api::DatasourceDef::Sqlite { path }) => {
             registry.open(&path.display().to_string(), b.project_dir)
         }
+        Some(sluice_node_api::DatasourceDef::Postgres {
+            conninfo,
+            password_env,
+        }) => {
+            let password = match password_env {
+                Some(var) => match std::env::var(var) {
+                    Ok(p) => Some(p),
+                    // `sluice validate` checks flows where the secrets are not.
+                    Err(_) if b.services.runtime.is_none() => None,
+                    Err(_) => {
+                        return Err(ConfigError::property(
+                            "datasource",
+                            format!(
+                                "datasource `{ds}` takes its password from environment variable \
+                                 `{var}`, which is not set"
+                            ),
+                        ));
+                    }
+                },
+                None => None,
+            };
+            registry.postgres(ds, conninfo, password.as_deref())
+        }
         None => registry.open(ds, b.project_dir),
     };
     opened

@@ -12,6 +12,9 @@ use sluice_node_api::{
 };
 use sluice_parsers::xmlnsc;
 
+#[path = "tests_pg.rs"]
+mod pg;
+
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -142,6 +145,16 @@ fn run(esql: &str, flow: &str) -> Vec<String> {
 
 /// As [`run`], then call `after` with the project folder before it is removed.
 fn run_then(esql: &str, flow: &str, after: &dyn Fn(&std::path::Path)) -> Vec<String> {
+    run_with(esql, flow, &Services::none(), after)
+}
+
+/// As [`run_then`], with `services` (named datasources, say).
+fn run_with(
+    esql: &str,
+    flow: &str,
+    services: &Services,
+    after: &dyn Fn(&std::path::Path),
+) -> Vec<String> {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!(
         "sluice-esql-nodes-{}-{}",
@@ -158,8 +171,7 @@ fn run_then(esql: &str, flow: &str, after: &dyn Fn(&std::path::Path)) -> Vec<Str
     r.register(&CAPTURE);
     super::register(&mut |s| r.register(s));
     let def = load_flow("t.yaml", flow, &r).unwrap_or_else(|e| panic!("{}", e[0]));
-    let f =
-        Arc::new(Flow::build(&def, &dir, &Services::none()).unwrap_or_else(|e| panic!("{}", e[0])));
+    let f = Arc::new(Flow::build(&def, &dir, services).unwrap_or_else(|e| panic!("{}", e[0])));
     LOG.lock().unwrap_or_else(|e| e.into_inner()).clear();
     f.start().stop();
     after(&dir);

@@ -15,7 +15,7 @@ pub struct Project {
 }
 
 impl Project {
-    /// The named datasources of sluice.yaml, their files resolved against the project folder.
+    /// The named datasources of sluice.yaml, SQLite files resolved against the project folder.
     pub fn datasources(
         &self,
     ) -> std::collections::BTreeMap<String, sluice_node_api::DatasourceDef> {
@@ -28,6 +28,7 @@ impl Project {
                     DatasourceDef::Sqlite { path } => DatasourceDef::Sqlite {
                         path: self.dir.join(path),
                     },
+                    other @ DatasourceDef::Postgres { .. } => other.clone(),
                 };
                 (name.clone(), def)
             })

@@ -248,12 +248,14 @@ fn read_tls(r: &mut Reader, v: &Yaml) -> Option<TlsSettings> {
     }
 }
 
-/// `datasources: { NAME: { sqlite: PATH } }`.
+/// `datasources: { NAME: { sqlite: PATH } }` or
+/// `{ postgres: CONNINFO, password_env: VARIABLE }`.
 fn read_datasources(
     r: &mut Reader,
     v: &Yaml,
     out: &mut std::collections::BTreeMap<String, sluice_node_api::DatasourceDef>,
 ) {
+    use sluice_node_api::DatasourceDef;
     let YamlKind::Map(m) = &v.kind else {
         r.err(
             v,
@@ -264,17 +266,61 @@ fn read_datasources(
     };
     for (name, def) in m {
         let name = r.text(name);
-        let mut path = None;
-        for (_, val) in r.entries(def, "datasource", DATASOURCE_KEYS) {
-            path = val.as_str().map(PathBuf::from);
-        }
-        match path {
-            Some(path) if !path.as_os_str().is_empty() => {
-                out.insert(name, sluice_node_api::DatasourceDef::Sqlite { path });
+        let (mut path, mut conninfo, mut password_env) = (None, None, None);
+        for (k, val) in r.entries(def, "datasource", DATASOURCE_KEYS) {
+            match k {
+                "sqlite" => path = Some((val.as_str().map(PathBuf::from), val)),
+                "postgres" => conninfo = Some((r.text(val), val)),
+                _ => password_env = Some((r.text(val), val)),
             }
+        }
+        match (path, conninfo) {
+            (Some((Some(path), _)), None) if !path.as_os_str().is_empty() => {
+                if let Some((_, at)) = password_env {
+                    r.err(at, "`password_env` belongs to `postgres` datasources", None);
+                }
+                out.insert(name, DatasourceDef::Sqlite { path });
+            }
+            (None, Some((conninfo, at))) => {
+                if let Err(e) = sluice_db::check_conninfo(&conninfo) {
+                    r.err(
+                        at,
+                        format!("datasource `{name}`: {e}"),
+                        Some(
+                            "write `postgresql://USER@HOST:PORT/DATABASE` or \
+                             `host=HOST port=PORT user=USER dbname=DATABASE`"
+                                .into(),
+                        ),
+                    );
+                    continue;
+                }
+                let password_env = match password_env {
+                    Some((var, at)) if var.is_empty() => {
+                        r.err(at, "`password_env` names an environment variable", None);
+                        None
+                    }
+                    Some((var, _)) => Some(var),
+                    None => None,
+                };
+                out.insert(
+                    name,
+                    DatasourceDef::Postgres {
+                        conninfo,
+                        password_env,
+                    },
+                );
+            }
+            (Some(_), Some(_)) => r.err(
+                def,
+                format!("datasource `{name}` is either `sqlite` or `postgres`, not both"),
+                None,
+            ),
             _ => r.err(
                 def,
-                format!("datasource `{name}` needs `sqlite: PATH` (a database file)"),
+                format!(
+                    "datasource `{name}` needs `sqlite: PATH` (a database file) or \
+                     `postgres: CONNINFO` (a PostgreSQL server)"
+                ),
                 None,
             ),
         }
@@ -324,7 +370,7 @@ fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
 }
 
 const TOP_KEYS: &[&str] = &["http", "queues", "queue_manager", "datasources", "brokers"];
-const DATASOURCE_KEYS: &[&str] = &["sqlite"];
+const DATASOURCE_KEYS: &[&str] = &["sqlite", "postgres", "password_env"];
 const HTTP_KEYS: &[&str] = &[
     "max_request_bytes",
     "request_timeout_secs",
@@ -662,6 +708,45 @@ mod tests {
                 && p[2].contains("sluice.yaml:4:"),
             "{p:?}"
         );
+    }
+
+    #[test]
+    fn postgres_datasources_load_and_bad_entries_fail_with_their_line() {
+        use sluice_node_api::DatasourceDef;
+        let s = parse(
+            "sluice.yaml",
+            "datasources:\n  A: { postgres: 'postgresql://app@db:5432/orders', password_env: PG_A }\n  B: { postgres: 'host=db dbname=orders' }\n  C: { sqlite: c.sqlite }\n",
+        )
+        .expect("valid");
+        assert_eq!(
+            s.datasources["A"],
+            DatasourceDef::Postgres {
+                conninfo: "postgresql://app@db:5432/orders".into(),
+                password_env: Some("PG_A".into()),
+            }
+        );
+        assert!(matches!(
+            &s.datasources["B"],
+            DatasourceDef::Postgres {
+                password_env: None,
+                ..
+            }
+        ));
+        assert!(matches!(&s.datasources["C"], DatasourceDef::Sqlite { .. }));
+        let p = problems("datasources:\n  A:\n    postgres: 'dbname=x'\n");
+        assert!(
+            p.len() == 1 && p[0].contains("sluice.yaml:3:") && p[0].contains("no host"),
+            "{p:?}"
+        );
+        let p = problems("datasources:\n  A: { postgres: 'host=db', sqlite: a.sqlite }\n");
+        assert!(p.len() == 1 && p[0].contains("not both"), "{p:?}");
+        let p = problems("datasources:\n  A: { sqlite: a.sqlite, password_env: X }\n");
+        assert!(
+            p.len() == 1 && p[0].contains("belongs to `postgres`"),
+            "{p:?}"
+        );
+        let p = problems("datasources:\n  A: { postgres: 'postgresql://[::1' }\n");
+        assert!(p.len() == 1 && p[0].contains("sluice.yaml:2:"), "{p:?}");
     }
 }
 

@@ -288,6 +288,28 @@ pub struct RunOptions {
     pub database: Option<Arc<Datasource>>,
     /// What the node knows of its server, flow and itself, for the broker attributes.
     pub attributes: Arc<broker::BrokerAttributes>,
+    /// What a database error or warning does.
+    pub database_errors: DatabaseErrors,
+}
+
+/// The node properties "Throw exception on database error" and "Treat warnings as errors".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DatabaseErrors {
+    /// A database error throws an exception (true), or the statement ends with SQLCODE,
+    /// SQLSTATE, SQLNATIVEERROR and SQLERRORTEXT set and the module goes on (false).
+    pub throw: bool,
+    /// A warning the database gives with a statement is an error (true), or only sets SQLSTATE
+    /// and SQLERRORTEXT (false).
+    pub warnings_as_errors: bool,
+}
+
+impl Default for DatabaseErrors {
+    fn default() -> DatabaseErrors {
+        DatabaseErrors {
+            throw: true,
+            warnings_as_errors: false,
+        }
+    }
 }
 
 /// What belongs to one deployed node rather than to the program: the EVAL texts it compiled
@@ -377,6 +399,7 @@ impl Module {
             host,
             options.mode,
             options.database.as_ref(),
+            options.database_errors,
             &options.externals,
             &options.attributes,
         )

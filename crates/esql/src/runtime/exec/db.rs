@@ -3,7 +3,7 @@
 //! by the ESQL WHERE expression, so every ESQL predicate works the same on tables and on
 //! messages.
 
-use sluice_db::{DbError, SqlValue, SqlValueRef};
+use sluice_db::{DbError, Product, SqlValue, SqlValueRef};
 use sluice_esql_scalar::Value;
 use sluice_node_api::ExceptionKind;
 use sluice_tree::{NodeId, Text, field_type};
@@ -12,47 +12,86 @@ use super::{Exec, Frame, Loc, R, RtError, RtVal};
 use crate::runtime::convert;
 use crate::runtime::ir::Ex;
 
-/// A database error as the product's exception 2321: a failed statement carries the
-/// database's own code as its native error and in its SQLSTATE (`Dnnnnn`); the datasource
-/// being busy or held by a node further up has neither.
+/// A database error as the product's exception 2321. A failed statement carries the
+/// database's SQLSTATE (PostgreSQL's own; SQLite has none, so `D` and its native code) and its
+/// native code; its inserts are the SQLSTATE, the native code, the database's text, the
+/// datasource and the statement. Errors before any database answered (busy, no connection
+/// string) have no code.
 impl From<DbError> for RtError {
     fn from(e: DbError) -> RtError {
-        match &e {
-            DbError::Statement { source, .. } => {
-                let native = e.native_code().unwrap_or(-1);
-                let mut r = RtError::new(
-                    ExceptionKind::Database,
-                    2321,
-                    &format!("D{:05}", native.max(0)),
-                    format!("database error: {source}"),
-                );
-                r.native = native;
-                r
-            }
-            _ => RtError::new(ExceptionKind::Database, 2321, "D00000", e.to_string()),
-        }
+        let native = e.native_code();
+        let state = match (e.sqlstate(), native) {
+            (Some(s), _) => s.to_string(),
+            (None, Some(n)) => format!("D{:05}", n.max(0)),
+            (None, None) => "D00000".to_string(),
+        };
+        let mut r = RtError::new(
+            ExceptionKind::Database,
+            2321,
+            &state,
+            format!("database error: {e}"),
+        );
+        r.native = native.unwrap_or(if matches!(e, DbError::Statement { .. }) {
+            -1
+        } else {
+            0
+        });
+        r.exception.inserts = vec![
+            state,
+            r.native.to_string(),
+            e.database_text(),
+            e.datasource().to_string(),
+            e.statement().unwrap_or_default().to_string(),
+        ];
+        r
     }
 }
 
-fn to_sql(v: &Value) -> SqlValue {
-    match v {
-        Value::Null => SqlValue::Null,
-        Value::Boolean(b) => SqlValue::Integer(*b as i64),
-        Value::Integer(i) => SqlValue::Integer(*i),
-        Value::Float(f) => SqlValue::Real(*f),
-        Value::Decimal(d) => SqlValue::Text(d.to_string()),
-        Value::Blob(b) => SqlValue::Blob(b.to_vec()),
-        other => SqlValue::Text(convert::text(other)),
+/// An ESQL value as a statement parameter. SQLite keeps today's forms (text for decimals and
+/// dates, 0/1 for booleans); PostgreSQL gets typed values, so DECIMAL stays exact.
+fn to_sql(v: &Value, product: Product) -> SqlValue {
+    match (v, product) {
+        (Value::Null, _) => SqlValue::Null,
+        (Value::Integer(i), _) => SqlValue::Integer(*i),
+        (Value::Float(f), _) => SqlValue::Real(*f),
+        (Value::Blob(b), _) => SqlValue::Blob(b.to_vec()),
+        (Value::Boolean(b), Product::Sqlite) => SqlValue::Integer(*b as i64),
+        (Value::Decimal(d), Product::Sqlite) => SqlValue::Text(d.to_string()),
+        (Value::Boolean(b), Product::Postgres) => SqlValue::Boolean(*b),
+        (Value::Decimal(d), Product::Postgres) => SqlValue::Decimal(d.to_plain_string()),
+        (Value::Date(d), Product::Postgres) => SqlValue::Date(d.to_days()),
+        (Value::Time(t) | Value::GmtTime(t), Product::Postgres) => {
+            SqlValue::Time(t.micros_of_day())
+        }
+        (Value::Timestamp(t), Product::Postgres) => SqlValue::Timestamp(t.to_micros()),
+        (Value::GmtTimestamp(t), Product::Postgres) => SqlValue::TimestampUtc(t.to_micros()),
+        (other, _) => SqlValue::Text(convert::text(other)),
     }
 }
 
 fn from_sql(v: SqlValueRef<'_>) -> Value {
+    use sluice_esql_scalar::{Date, Decimal, Time, Timestamp};
     match v {
         SqlValueRef::Null => Value::Null,
         SqlValueRef::Integer(i) => Value::Integer(i),
         SqlValueRef::Real(f) => Value::Float(f),
         SqlValueRef::Text(t) => Value::from_text(&String::from_utf8_lossy(t)),
         SqlValueRef::Blob(b) => Value::from_bytes(b.to_vec()),
+        SqlValueRef::Boolean(b) => Value::Boolean(b),
+        // A NUMERIC wider than ESQL's 34 digits comes as its text rather than rounded.
+        SqlValueRef::Decimal(d) => Decimal::parse(&d)
+            .map(Value::Decimal)
+            .unwrap_or_else(|_| Value::from_text(&d)),
+        SqlValueRef::Date(d) => Date::from_days(d)
+            .map(Value::Date)
+            .unwrap_or(Value::Integer(d)),
+        SqlValueRef::Time(t) => Value::Time(Time::from_micros_wrapping(t)),
+        SqlValueRef::Timestamp(t) => Timestamp::from_micros(t)
+            .map(Value::Timestamp)
+            .unwrap_or(Value::Integer(t)),
+        SqlValueRef::TimestampUtc(t) => Timestamp::from_micros(t)
+            .map(Value::GmtTimestamp)
+            .unwrap_or(Value::Integer(t)),
     }
 }
 
@@ -128,6 +167,15 @@ impl<'a> Exec<'a> {
     /// Run a query and read its rows into a new tree: one `Row` per row, one field per column
     /// (plus the hidden `rowid` when asked for).
     fn query_rows(&mut self, sql: &str, params: &[SqlValue]) -> R<Vec<Loc>> {
+        let r = self.query_rows_raw(sql, params);
+        self.db_done(r)
+    }
+
+    fn query_rows_raw(
+        &mut self,
+        sql: &str,
+        params: &[SqlValue],
+    ) -> R<(Vec<Loc>, Vec<sluice_db::Warning>)> {
         let conn = self.connection()?;
         let t = self.new_tree("Database");
         let mut out = Vec::new();
@@ -148,7 +196,54 @@ impl<'a> Exec<'a> {
             out.push(Loc { tree: t, node: r });
             Ok::<_, RtError>(())
         })?;
-        Ok(out)
+        Ok((out, conn.take_warnings()))
+    }
+
+    /// The end of a statement as the node's "throw exception on database error" and "treat
+    /// warnings as errors" say: a database error (or a warning taken as one) either goes on as
+    /// an exception or ends the statement with its SQLCODE family set and nothing done; a
+    /// success clears them, or sets SQLSTATE and SQLERRORTEXT to a warning's.
+    fn db_done<T: Default>(&mut self, r: R<(T, Vec<sluice_db::Warning>)>) -> R<T> {
+        let r = match r {
+            Ok((v, warnings)) => match warnings.into_iter().next() {
+                None => {
+                    self.sql = super::SqlStatus::default();
+                    return Ok(v);
+                }
+                Some(w) if !self.db_errors.warnings_as_errors => {
+                    self.sql = super::SqlStatus {
+                        code: 0,
+                        state: w.sqlstate,
+                        native: 0,
+                        text: w.text,
+                    };
+                    return Ok(v);
+                }
+                Some(w) => {
+                    let mut e = RtError::new(
+                        ExceptionKind::Database,
+                        2321,
+                        &w.sqlstate,
+                        format!("database warning treated as an error: {}", w.text),
+                    );
+                    e.exception.inserts = vec![w.sqlstate.clone(), "0".into(), w.text.clone()];
+                    Err(e)
+                }
+            },
+            Err(e) => Err(e),
+        };
+        match r {
+            Err(e) if e.exception.kind == ExceptionKind::Database && !self.db_errors.throw => {
+                self.sql = super::SqlStatus {
+                    code: if e.native != 0 { e.native } else { -1 },
+                    state: e.sqlstate.clone(),
+                    native: e.native,
+                    text: e.exception.text.clone(),
+                };
+                Ok(T::default())
+            }
+            other => other,
+        }
     }
 
     /// Every row of a table (for SELECT … FROM Database.t).
@@ -164,20 +259,51 @@ impl<'a> Exec<'a> {
         table.split('.').map(quote).collect::<Vec<_>>().join(".")
     }
 
-    /// The rowids of the rows the filter keeps.
+    fn db_product(&self) -> Product {
+        self.db.map_or(Product::Sqlite, |d| d.product())
+    }
+
+    /// The hidden column that names a row for UPDATE and DELETE, and how a statement matches
+    /// it: SQLite's `rowid`, PostgreSQL's `ctid` (stable within the unit of work's
+    /// transaction, which both the read and the change run in).
+    fn row_id_sql(&self) -> (&'static str, &'static str) {
+        match self.db_product() {
+            Product::Sqlite => ("rowid", "rowid = ?"),
+            Product::Postgres => ("ctid::text", "ctid = CAST(? AS tid)"),
+        }
+    }
+
+    fn rows_with_ids(&mut self, table: &str) -> R<Vec<Loc>> {
+        let (id, _) = self.row_id_sql();
+        self.query_rows(
+            &format!(
+                "SELECT {id} AS \"__rowid\", * FROM {}",
+                Self::table_sql(table)
+            ),
+            &[],
+        )
+    }
+
+    fn row_id(&mut self, r: Loc) -> R<Option<SqlValue>> {
+        let t = self.tree(r.tree)?;
+        Ok(match t.child_named(r.node, None, b"__rowid", 0)? {
+            Some(c) => match convert::read(t, c) {
+                Value::Integer(i) => Some(SqlValue::Integer(i)),
+                Value::Null => None,
+                other => Some(SqlValue::Text(convert::text(&other))),
+            },
+            None => None,
+        })
+    }
+
+    /// The row ids of the rows the filter keeps.
     fn matching_rowids(
         &mut self,
         frame: &mut Frame,
         table: &str,
         filter: Option<&Ex>,
-    ) -> R<Vec<i64>> {
-        let rows = self.query_rows(
-            &format!(
-                "SELECT rowid AS \"__rowid\", * FROM {}",
-                Self::table_sql(table)
-            ),
-            &[],
-        )?;
+    ) -> R<Vec<SqlValue>> {
+        let rows = self.rows_with_ids(table)?;
         let mut ids = Vec::new();
         for r in rows {
             self.db_row = Some(r);
@@ -185,13 +311,8 @@ impl<'a> Exec<'a> {
                 Some(f) => self.condition(frame, f)? == Some(true),
                 None => true,
             };
-            if keep {
-                let t = self.tree(r.tree)?;
-                if let Some(c) = t.child_named(r.node, None, b"__rowid", 0)?
-                    && let sluice_tree::Value::Integer(i) = t.value(c)
-                {
-                    ids.push(i);
-                }
+            if keep && let Some(id) = self.row_id(r)? {
+                ids.push(id);
             }
         }
         self.db_row = None;
@@ -200,9 +321,11 @@ impl<'a> Exec<'a> {
 
     fn exec_sql(&mut self, sql: &str, params: &[SqlValue]) -> R<usize> {
         // The same SQL text (parameter markers, not literals) is prepared once.
-        let n = self.connection()?.execute(sql, params)?;
-        self.sql = super::SqlStatus::default();
-        Ok(n)
+        let r = self.connection().and_then(|c| {
+            let n = c.execute(sql, params)?;
+            Ok((n, c.take_warnings()))
+        });
+        self.db_done(r)
     }
 
     pub fn db_insert(
@@ -212,9 +335,10 @@ impl<'a> Exec<'a> {
         columns: &[String],
         values: &[Ex],
     ) -> R<()> {
+        let product = self.db_product();
         let mut params = Vec::with_capacity(values.len());
         for v in values {
-            params.push(to_sql(&self.scalar(frame, v)?));
+            params.push(to_sql(&self.scalar(frame, v)?, product));
         }
         let cols = if columns.is_empty() {
             String::new()
@@ -247,21 +371,12 @@ impl<'a> Exec<'a> {
         filter: Option<&Ex>,
     ) -> R<()> {
         let ids = self.matching_rowids(frame, table, filter)?;
-        let rows = self.query_rows(
-            &format!(
-                "SELECT rowid AS \"__rowid\", * FROM {}",
-                Self::table_sql(table)
-            ),
-            &[],
-        )?;
+        let rows = self.rows_with_ids(table)?;
+        let product = self.db_product();
+        let (_, matches) = self.row_id_sql();
         for r in rows {
-            let t = self.tree(r.tree)?;
-            let id = match t.child_named(r.node, None, b"__rowid", 0)? {
-                Some(c) => match t.value(c) {
-                    sluice_tree::Value::Integer(i) => i,
-                    _ => continue,
-                },
-                None => continue,
+            let Some(id) = self.row_id(r)? else {
+                continue;
             };
             if !ids.contains(&id) {
                 continue;
@@ -269,10 +384,10 @@ impl<'a> Exec<'a> {
             self.db_row = Some(r);
             let mut params = Vec::with_capacity(sets.len() + 1);
             for (_, e) in sets {
-                params.push(to_sql(&self.scalar(frame, e)?));
+                params.push(to_sql(&self.scalar(frame, e)?, product));
             }
             self.db_row = None;
-            params.push(SqlValue::Integer(id));
+            params.push(id);
             let assigns = sets
                 .iter()
                 .map(|(c, _)| format!("{} = ?", quote(c)))
@@ -280,7 +395,7 @@ impl<'a> Exec<'a> {
                 .join(", ");
             self.exec_sql(
                 &format!(
-                    "UPDATE {} SET {assigns} WHERE rowid = ?",
+                    "UPDATE {} SET {assigns} WHERE {matches}",
                     Self::table_sql(table)
                 ),
                 &params,
@@ -290,10 +405,11 @@ impl<'a> Exec<'a> {
     }
 
     pub fn db_delete(&mut self, frame: &mut Frame, table: &str, filter: Option<&Ex>) -> R<()> {
+        let (_, matches) = self.row_id_sql();
         for id in self.matching_rowids(frame, table, filter)? {
             self.exec_sql(
-                &format!("DELETE FROM {} WHERE rowid = ?", Self::table_sql(table)),
-                &[SqlValue::Integer(id)],
+                &format!("DELETE FROM {} WHERE {matches}", Self::table_sql(table)),
+                &[id],
             )?;
         }
         Ok(())
@@ -302,11 +418,18 @@ impl<'a> Exec<'a> {
     /// PASSTHRU: a query gives its rows as a list; any other statement gives NULL.
     pub fn passthru(&mut self, frame: &mut Frame, sql: &Ex, values: &[Ex]) -> R<RtVal> {
         let text = convert::text(&self.scalar(frame, sql)?);
+        let product = self.db_product();
         let mut params = Vec::with_capacity(values.len());
         for v in values {
-            params.push(to_sql(&self.scalar(frame, v)?));
+            params.push(to_sql(&self.scalar(frame, v)?, product));
         }
-        let is_query = self.connection()?.returns_rows(&text)?;
+        let is_query = self
+            .connection()
+            .and_then(|c| Ok((c.returns_rows(&text)?, Vec::new())));
+        let is_query = self.db_done(is_query)?;
+        if self.sql.code != 0 {
+            return Ok(RtVal::S(Value::Null));
+        }
         if is_query {
             let rows = self.query_rows(&text, &params)?;
             Ok(RtVal::L(rows.into_iter().map(RtVal::F).collect()))

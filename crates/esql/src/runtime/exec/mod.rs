@@ -170,6 +170,7 @@ pub(crate) struct Exec<'a> {
     /// Trees below this index that flow logic may not change (the input message in Compute).
     pub readonly_input: bool,
     pub db: Option<&'a std::sync::Arc<super::Datasource>>,
+    pub db_errors: super::DatabaseErrors,
     /// The host was asked to join `db` to its unit of work in this evaluation.
     pub db_joined: bool,
     pub db_row: Option<Loc>,
@@ -219,6 +220,7 @@ impl<'a> Exec<'a> {
         host: &'a mut dyn Host,
         mode: ComputeMode,
         db: Option<&'a std::sync::Arc<super::Datasource>>,
+        db_errors: super::DatabaseErrors,
         externals: &'a [(String, Value)],
         attributes: &'a super::broker::BrokerAttributes,
     ) -> Result<Outcome, NodeError> {
@@ -250,6 +252,7 @@ impl<'a> Exec<'a> {
             now: None,
             readonly_input: compute,
             db,
+            db_errors,
             db_joined: false,
             db_row: None,
             externals,
