@@ -189,3 +189,51 @@ fn postgres_constraint_violation_sets_sqlstate_when_throw_exception_is_off() {
         assert!(out.contains(part), "{part} in {out}");
     }
 }
+
+const PROCEDURES: &str = "CREATE COMPUTE MODULE Proc
+ CREATE FUNCTION Main() RETURNS BOOLEAN
+ BEGIN
+  DECLARE total DECIMAL;
+  DECLARE note CHARACTER 'hi';
+  DECLARE d INTEGER;
+  CALL price(4, total, note);
+  CALL twice(21, d);
+  SET OutputRoot.XMLNSC.R.Total = total;
+  SET OutputRoot.XMLNSC.R.Note = note;
+  SET OutputRoot.XMLNSC.R.D = d;
+  RETURN TRUE;
+ END;
+ CREATE PROCEDURE price(IN qty INTEGER, OUT total DECIMAL, INOUT note CHARACTER)
+  LANGUAGE DATABASE EXTERNAL NAME \"app.price\";
+ CREATE PROCEDURE twice(IN v INTEGER, OUT d INTEGER)
+  LANGUAGE DATABASE EXTERNAL NAME \"app.twice\";
+END MODULE;
+";
+
+#[test]
+fn postgres_procedure_and_function_fill_out_and_inout_parameters_when_called() {
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    direct(&server)
+        .statement()
+        .expect("connection")
+        .execute_batch(
+            "CREATE SCHEMA app;
+             CREATE PROCEDURE app.price(IN qty INTEGER, OUT total NUMERIC, INOUT note TEXT)
+               LANGUAGE plpgsql AS $$ BEGIN total := qty * 1.25; note := note || '!'; END $$;
+             CREATE FUNCTION app.twice(IN v INTEGER, OUT d INTEGER)
+               LANGUAGE sql AS $$ SELECT v * 2 $$;",
+        )
+        .expect("routines");
+    let log = run_with(
+        PROCEDURES,
+        "nodes:\n  s: { type: Source, body: '<O/>', wires: { out: [c] } }\n  c: { type: Compute, module: Proc, datasource: ORDERS, wires: { out: [got], failure: [got] } }\n  got: { type: Capture }\n",
+        &services(&server),
+        &|_| {},
+    );
+    assert_eq!(
+        log,
+        ["got: <R><Total>5.00</Total><Note>hi!</Note><D>42</D></R>"]
+    );
+}

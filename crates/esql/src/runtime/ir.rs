@@ -488,6 +488,9 @@ pub struct RoutineIr {
     pub returns: Option<Option<DataType>>,
     pub frame_size: u32,
     pub body: Vec<St>,
-    /// An external (Java, .NET, database) routine: calling it is an error.
+    /// An external (Java, .NET, database) routine: calling it is an error, except for a
+    /// database one, which runs on the node's datasource.
     pub external: Option<String>,
+    /// `LANGUAGE DATABASE`.
+    pub database: bool,
 }

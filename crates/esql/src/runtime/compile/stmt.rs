@@ -45,6 +45,7 @@ impl Cx<'_> {
             frame_size: self.max_local,
             body,
             external,
+            database: matches!(r.language, Some(ast::Language::Database)),
         }
     }
 

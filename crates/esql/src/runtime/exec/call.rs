@@ -4,7 +4,7 @@ use sluice_esql_scalar::Value;
 
 use super::stmt::stamp;
 use super::{Exec, Flow, Frame, R, RtError, RtVal, Var};
-use crate::runtime::ir::{Ex, Mode, VarKind};
+use crate::runtime::ir::{Ex, Mode, RoutineIr, VarKind};
 
 /// The deepest nesting of routine calls; deeper recursion is an error, not a stack overflow.
 const MAX_CALL_DEPTH: u32 = 128;
@@ -64,7 +64,9 @@ impl<'a> Exec<'a> {
                 *slot = var;
             }
         }
-        if let Some(ext) = &routine.external {
+        if let Some(ext) = &routine.external
+            && !routine.database
+        {
             return Err(RtError::general(format!(
                 "routine {} is external ({ext}); only ESQL routines can run here",
                 routine.name
@@ -85,6 +87,13 @@ impl<'a> Exec<'a> {
             {
                 *v = super::cast_to(std::mem::replace(v, Value::Null), *t)?;
             }
+        }
+        if routine.database
+            && let Some(ext) = &routine.external
+        {
+            self.call_database(callee, routine, ext)?;
+            self.copy_back(frame, callee, routine, args)?;
+            return Ok(None);
         }
         // Deep recursion must end in an error, never in a stack overflow: check the depth and
         // how much stack this evaluation has used (the address of a local against the first).
@@ -117,6 +126,18 @@ impl<'a> Exec<'a> {
             (Some(RtVal::S(s)), Some(t)) => Some(RtVal::S(super::cast_to(s, *t)?)),
             (v, _) => v,
         };
+        self.copy_back(frame, callee, routine, args)?;
+        Ok(ret)
+    }
+
+    /// Copy OUT and INOUT parameters back to the caller's variables or fields.
+    fn copy_back(
+        &mut self,
+        frame: &mut Frame,
+        callee: &mut Frame,
+        routine: &RoutineIr,
+        args: &[Ex],
+    ) -> R<()> {
         for (p, a) in routine.params.iter().zip(args) {
             if p.mode == Mode::In || !matches!(p.kind, VarKind::Scalar(_)) {
                 continue;
@@ -134,6 +155,6 @@ impl<'a> Exec<'a> {
                 _ => {}
             }
         }
-        Ok(ret)
+        Ok(())
     }
 }

@@ -8,9 +8,9 @@ use sluice_esql_scalar::Value;
 use sluice_node_api::ExceptionKind;
 use sluice_tree::{NodeId, Text, field_type};
 
-use super::{Exec, Frame, Loc, R, RtError, RtVal};
+use super::{Exec, Frame, Loc, R, RtError, RtVal, Var};
 use crate::runtime::convert;
-use crate::runtime::ir::Ex;
+use crate::runtime::ir::{Ex, Mode, RoutineIr, VarKind};
 
 /// A database error as the product's exception 2321. A failed statement carries the
 /// database's SQLSTATE (PostgreSQL's own; SQLite has none, so `D` and its native code) and its
@@ -437,5 +437,96 @@ impl<'a> Exec<'a> {
             self.exec_sql(&text, &params)?;
             Ok(RtVal::S(Value::Null))
         }
+    }
+
+    /// CALL of a `LANGUAGE DATABASE` routine: on PostgreSQL, a procedure runs as `CALL
+    /// name(…)` with every parameter (NULL for OUT ones) and a function as `SELECT * FROM
+    /// name(…)` with its IN and INOUT ones; the one row either gives holds the OUT and INOUT
+    /// values, in order, which are set in the routine's parameters.
+    pub(super) fn call_database(
+        &mut self,
+        callee: &mut Frame,
+        routine: &RoutineIr,
+        name: &str,
+    ) -> R<()> {
+        if self.db.is_some() && self.db_product() != Product::Postgres {
+            return Err(RtError::new(
+                ExceptionKind::Database,
+                2321,
+                "D00000",
+                format!(
+                    "{} is a LANGUAGE DATABASE routine: those run on PostgreSQL datasources only",
+                    routine.name
+                ),
+            ));
+        }
+        let r = self.call_database_raw(callee, routine, name);
+        let outs = self.db_done(r)?;
+        let mut outs = outs.into_iter();
+        for p in &routine.params {
+            if p.mode == Mode::In {
+                continue;
+            }
+            let (Some(v), VarKind::Scalar(t)) = (outs.next(), &p.kind) else {
+                break;
+            };
+            let v = super::cast_to(v, *t)?;
+            if let Some(slot) = callee.vars.get_mut(p.slot as usize) {
+                *slot = Var::Scalar(v);
+            }
+        }
+        Ok(())
+    }
+
+    fn call_database_raw(
+        &mut self,
+        callee: &mut Frame,
+        routine: &RoutineIr,
+        name: &str,
+    ) -> R<(Vec<Value>, Vec<sluice_db::Warning>)> {
+        let conn = self.connection()?;
+        let (schema, object) = match name.rsplit_once('.') {
+            Some((s, o)) => (SqlValue::Text(s.to_lowercase()), o.to_lowercase()),
+            None => (SqlValue::Null, name.to_lowercase()),
+        };
+        let mut procedure = false;
+        conn.query(
+            "SELECT p.prokind = 'p' FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+             WHERE p.proname = ? AND (n.nspname = ? OR CAST(? AS TEXT) IS NULL) LIMIT 1",
+            &[SqlValue::Text(object), schema.clone(), schema],
+            |row| {
+                procedure = row.get(0)? == SqlValueRef::Boolean(true);
+                Ok::<_, RtError>(())
+            },
+        )?;
+        let product = Product::Postgres;
+        let mut params = Vec::new();
+        for p in &routine.params {
+            let v = match callee.vars.get(p.slot as usize) {
+                Some(Var::Scalar(v)) => v,
+                _ => &Value::Null,
+            };
+            match p.mode {
+                Mode::Out if procedure => params.push(SqlValue::Null),
+                Mode::Out => {}
+                _ => params.push(to_sql(v, product)),
+            }
+        }
+        let marks = vec!["?"; params.len()].join(", ");
+        let sql = if procedure {
+            format!("CALL {name}({marks})")
+        } else {
+            format!("SELECT * FROM {name}({marks})")
+        };
+        let mut outs = Vec::new();
+        conn.query(&sql, &params, |row| {
+            if outs.is_empty() {
+                for i in 0..row.columns().len() {
+                    outs.push(from_sql(row.get(i)?));
+                }
+            }
+            Ok::<_, RtError>(())
+        })?;
+        Ok((outs, conn.take_warnings()))
     }
 }
