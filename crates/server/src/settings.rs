@@ -283,9 +283,15 @@ fn read_datasources(
             }
             (None, Some((conninfo, at))) => {
                 if let Err(e) = sluice_db::check_conninfo(&conninfo) {
+                    let why = match &e {
+                        sluice_db::DbError::Config { .. } => {
+                            format!("bad PostgreSQL connection string: {}", e.database_text())
+                        }
+                        other => other.to_string(),
+                    };
                     r.err(
                         at,
-                        format!("datasource `{name}`: {e}"),
+                        format!("datasource `{name}`: {why}"),
                         Some(
                             "write `postgresql://USER@HOST:PORT/DATABASE` or \
                              `host=HOST port=PORT user=USER dbname=DATABASE`"

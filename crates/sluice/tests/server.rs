@@ -470,7 +470,49 @@ fn a_datasource_without_a_file_is_a_problem_at_its_line() {
         "{err}"
     );
     assert!(
-        err.contains("sluice.yaml:3:") && err.contains("unknown setting `postgres`"),
+        err.contains("sluice.yaml:3:")
+            && err.contains("datasource `STOCK`: bad PostgreSQL connection string"),
         "{err}"
     );
+}
+
+#[test]
+fn an_http_flow_inserts_into_postgres_and_reads_back_with_passthru() {
+    let Some(pg) = sluice_flow_testing::PgServer::start() else {
+        return;
+    };
+    let flow = "flow: store\nnodes:\n  in: { type: HTTPInput, path: /store, domain: XMLNSC, wires: { out: [c] } }\n  c: { type: Compute, module: Store, datasource: ORDERS, wires: { out: [reply] } }\n  reply: { type: HTTPReply }\n";
+    let esql = "CREATE COMPUTE MODULE Store\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  INSERT INTO Database.orders(id, amount) VALUES(InputRoot.XMLNSC.O.Id, CAST(InputRoot.XMLNSC.O.Amount AS DECIMAL));\n  SET OutputRoot.XMLNSC.R.Row[] = PASSTHRU('SELECT id, amount FROM orders ORDER BY id');\n  RETURN TRUE;\n END;\nEND MODULE;\n";
+    sluice_db_setup(&pg);
+    let p = project(
+        &format!("datasources:\n  ORDERS: {{ postgres: '{}' }}\n", pg.url()),
+        &[("store.yaml", flow)],
+    );
+    std::fs::create_dir_all(p.path().join("esql")).unwrap();
+    std::fs::write(p.path().join("esql/store.esql"), esql).unwrap();
+    let s = Server::start(p.path());
+    let r = s.post("/store", b"<O><Id>A-1</Id><Amount>10.10</Amount></O>");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = s.post("/store", b"<O><Id>A-2</Id><Amount>0.1</Amount></O>");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        r.text().contains(
+            "<R><Row><id>A-1</id><amount>10.10</amount></Row><Row><id>A-2</id><amount>0.10</amount></Row></R>"
+        ),
+        "{}",
+        r.text()
+    );
+    // The same id again breaks the primary key: the flow fails and the HTTP client hears it.
+    let r = s.post("/store", b"<O><Id>A-1</Id><Amount>1</Amount></O>");
+    assert_ne!(r.status, 200, "{}", r.text());
+}
+
+/// The table the flow writes, made on a connection of the test's own.
+fn sluice_db_setup(pg: &sluice_flow_testing::PgServer) {
+    sluice_db::Datasource::postgres("setup", &pg.url(), None)
+        .expect("datasource")
+        .statement()
+        .expect("connection")
+        .execute_batch("CREATE TABLE orders(id TEXT PRIMARY KEY, amount NUMERIC(10,2))")
+        .expect("table");
 }

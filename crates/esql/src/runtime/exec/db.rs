@@ -14,9 +14,9 @@ use crate::runtime::ir::{Ex, Mode, RoutineIr, VarKind};
 
 /// A database error as the product's exception 2321. A failed statement carries the
 /// database's SQLSTATE (PostgreSQL's own; SQLite has none, so `D` and its native code) and its
-/// native code; its inserts are the SQLSTATE, the native code, the database's text, the
-/// datasource and the statement. Errors before any database answered (busy, no connection
-/// string) have no code.
+/// native code. PostgreSQL's errors name the datasource and statement in their text and have
+/// as inserts the SQLSTATE, the native code, the server's text, the datasource and the
+/// statement. Errors before any database answered (busy, no connection) have no code.
 impl From<DbError> for RtError {
     fn from(e: DbError) -> RtError {
         let native = e.native_code();
@@ -25,24 +25,28 @@ impl From<DbError> for RtError {
             (None, Some(n)) => format!("D{:05}", n.max(0)),
             (None, None) => "D00000".to_string(),
         };
-        let mut r = RtError::new(
-            ExceptionKind::Database,
-            2321,
-            &state,
-            format!("database error: {e}"),
-        );
+        let text = match &e {
+            DbError::Statement { source, .. } => format!("database error: {source}"),
+            DbError::PgStatement { .. } | DbError::PgCommit { .. } | DbError::PgValue { .. } => {
+                format!("database error: {e}")
+            }
+            other => other.to_string(),
+        };
+        let mut r = RtError::new(ExceptionKind::Database, 2321, &state, text);
         r.native = native.unwrap_or(if matches!(e, DbError::Statement { .. }) {
             -1
         } else {
             0
         });
-        r.exception.inserts = vec![
-            state,
-            r.native.to_string(),
-            e.database_text(),
-            e.datasource().to_string(),
-            e.statement().unwrap_or_default().to_string(),
-        ];
+        if e.sqlstate().is_some() {
+            r.exception.inserts = vec![
+                state,
+                r.native.to_string(),
+                e.database_text(),
+                e.datasource().to_string(),
+                e.statement().unwrap_or_default().to_string(),
+            ];
+        }
         r
     }
 }
