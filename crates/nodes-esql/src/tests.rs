@@ -463,3 +463,25 @@ fn a_module_without_main_is_a_build_error_only_for_the_node_that_runs_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sqlite_error_sets_sqlstate_and_the_module_goes_on_when_throw_exception_is_off() {
+    let esql = "CREATE COMPUTE MODULE Miss\n CREATE FUNCTION Main() RETURNS BOOLEAN\n BEGIN\n  INSERT INTO Database.missing(v) VALUES(1);\n  SET OutputRoot.XMLNSC.R.State = SQLSTATE;\n  SET OutputRoot.XMLNSC.R.Native = SQLNATIVEERROR;\n  PASSTHRU('CREATE TABLE t(v INTEGER)');\n  SET OutputRoot.XMLNSC.R.After = SQLSTATE;\n  RETURN TRUE;\n END;\nEND MODULE;\n";
+    let flow = |throw: bool| {
+        format!(
+            "nodes:\n  s: {{ type: Source, body: '<O/>', wires: {{ out: [c] }} }}\n  c: {{ type: Compute, module: Miss, datasource: ':memory:', throw_exception_on_database_error: {throw}, wires: {{ out: [got], failure: [failed] }} }}\n  got: {{ type: Capture }}\n  failed: {{ type: Capture }}\n"
+        )
+    };
+    let log = run(esql, &flow(false));
+    assert_eq!(
+        log,
+        ["got: <R><State>D00001</State><Native>1</Native><After>00000</After></R>"]
+    );
+    let log = run(esql, &flow(true));
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(
+        log[0].starts_with("failed:") && log[0].contains("no such table"),
+        "{}",
+        log[0]
+    );
+}

@@ -237,3 +237,41 @@ fn postgres_procedure_and_function_fill_out_and_inout_parameters_when_called() {
         ["got: <R><Total>5.00</Total><Note>hi!</Note><D>42</D></R>"]
     );
 }
+
+const WARN: &str = "CREATE COMPUTE MODULE Warn
+ CREATE FUNCTION Main() RETURNS BOOLEAN
+ BEGIN
+  PASSTHRU('DO $$ BEGIN RAISE WARNING ''low stock'' USING ERRCODE = ''01000''; END $$');
+  SET OutputRoot.XMLNSC.R.State = SQLSTATE;
+  SET OutputRoot.XMLNSC.R.Code = SQLCODE;
+  SET OutputRoot.XMLNSC.R.Text = SQLERRORTEXT;
+  RETURN TRUE;
+ END;
+END MODULE;
+";
+
+fn warn_flow(as_errors: bool) -> String {
+    format!(
+        "nodes:\n  s: {{ type: Source, body: '<O/>', wires: {{ out: [c] }} }}\n  c: {{ type: Compute, module: Warn, datasource: ORDERS, treat_warnings_as_errors: {as_errors}, wires: {{ out: [got], failure: [failed] }} }}\n  got: {{ type: Capture }}\n  failed: {{ type: Capture }}\n"
+    )
+}
+
+#[test]
+fn postgres_warning_sets_sqlstate_or_fails_when_treated_as_an_error() {
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let log = run_with(WARN, &warn_flow(false), &services(&server), &|_| {});
+    assert_eq!(
+        log,
+        ["got: <R><State>01000</State><Code>0</Code><Text>low stock</Text></R>"]
+    );
+    let log = run_with(WARN, &warn_flow(true), &services(&server), &|_| {});
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(log[0].starts_with("failed:"), "{}", log[0]);
+    assert!(
+        log[0].contains("low stock") && log[0].contains("01000"),
+        "{}",
+        log[0]
+    );
+}
