@@ -153,6 +153,13 @@ const CASES: &[ComplianceCase] = &[
             XML,
         ),
     ),
+    // The example's stylesheet is written into the compliance project; a body that is not
+    // XML fails the transformation.
+    case(
+        "XSLTransform",
+        "stylesheet: xsl/order-summary.xsl",
+        fails_with("stylesheet: xsl/order-summary.xsl", BROKEN_XML),
+    ),
     case(
         "TCPIPServerInput",
         "record_detection: fixed_length, record_length_bytes: 2048",
@@ -280,6 +287,9 @@ fn project_dir(tag: &str) -> PathBuf {
     let esql = dir.join("esql");
     std::fs::create_dir_all(&esql).expect("create the compliance project");
     std::fs::write(esql.join("compliance.esql"), ESQL).expect("write the compliance ESQL");
+    let xsl = dir.join(sluice_nodes::xslt::EXAMPLE_STYLESHEET_PATH);
+    std::fs::create_dir_all(xsl.parent().expect("a folder")).expect("create the xsl folder");
+    std::fs::write(xsl, sluice_nodes::xslt::EXAMPLE_STYLESHEET).expect("write the stylesheet");
     dir
 }
 
