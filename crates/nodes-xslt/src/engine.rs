@@ -331,7 +331,7 @@ impl Stylesheet {
         let sec = security();
         // SAFETY: valid context; the parameter array is NUL-terminated and outlives the call
         // (libxslt copies the values it keeps).
-        unsafe {
+        let quoted = unsafe {
             if !sec.is_null() {
                 xsltSetCtxtSecurityPrefs(sec, ctxt.0);
             }
@@ -341,6 +341,16 @@ impl Stylesheet {
                 xsltQuoteUserParams(ctxt.0, pointers.as_ptr())
             }
         };
+        if quoted != 0 {
+            return Err(XsltError::Parameter {
+                name: params
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                message: first_diagnostic(take_diagnostics()),
+            });
+        }
         // SAFETY: stylesheet, document and context are valid and belong together.
         let result = unsafe {
             xsltApplyStylesheetUser(
@@ -391,6 +401,14 @@ impl Stylesheet {
     }
 }
 
+fn first_diagnostic(d: String) -> String {
+    d.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("libxslt refused it")
+        .trim()
+        .to_string()
+}
+
 /// A libxml2 or libxslt object freed by its destructor when dropped.
 struct Owned<T>(*mut T, unsafe extern "C" fn(*mut T));
 
@@ -398,5 +416,76 @@ impl<T> Drop for Owned<T> {
     fn drop(&mut self) {
         // SAFETY: each Owned holds a distinct, valid pointer that nothing else frees.
         unsafe { (self.1)(self.0) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sheet(body: &str) -> String {
+        format!(
+            "<xsl:stylesheet version=\"1.0\" xmlns:xsl=\"http://www.w3.org/1999/XSL/Transform\">{body}</xsl:stylesheet>"
+        )
+    }
+
+    #[test]
+    fn transform_refuses_a_parameter_when_its_value_holds_a_nul() {
+        let s = Stylesheet::compile(sheet("").as_bytes(), Path::new("/p/s.xsl")).expect("compiles");
+        let e = s
+            .transform(b"<a/>", &[("p".into(), "x\0y".into())])
+            .expect_err("fails");
+        assert!(
+            matches!(e, XsltError::Parameter { ref name, .. } if name == "p"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn compile_reads_output_settings_through_imports() {
+        let s = Stylesheet::compile(
+            sheet("<xsl:output method=\"text\" encoding=\"ISO-8859-1\"/>").as_bytes(),
+            Path::new("/p/s.xsl"),
+        )
+        .expect("compiles");
+        assert_eq!(s.method(), OutputMethod::Text);
+        assert_eq!(s.encoding(), Some("ISO-8859-1"));
+        assert!(!s.writes_utf8());
+        let plain =
+            Stylesheet::compile(sheet("").as_bytes(), Path::new("/p/t.xsl")).expect("compiles");
+        assert_eq!(plain.method(), OutputMethod::Xml);
+        assert!(plain.writes_utf8());
+    }
+
+    #[test]
+    fn diagnostics_stay_with_their_thread_when_threads_compile_at_once() {
+        let threads: Vec<_> = (0..4)
+            .map(|i| {
+                std::thread::spawn(move || {
+                    let mut seen = Vec::new();
+                    for _ in 0..50 {
+                        let path = format!("/p/bad{i}.xsl");
+                        let bad = sheet("<xsl:template match=\"/\"><xsl:value-of/></xsl:template>");
+                        match Stylesheet::compile(bad.as_bytes(), Path::new(&path)) {
+                            Err(XsltError::Compile { message, .. }) => seen.push(message),
+                            _ => seen.push("compiled".into()),
+                        }
+                    }
+                    (i, seen)
+                })
+            })
+            .collect();
+        for t in threads {
+            let (i, seen) = t.join().expect("thread");
+            for m in seen {
+                assert!(m.contains(&format!("bad{i}.xsl")), "thread {i} got: {m}");
+                for other in (0..4).filter(|&o| o != i) {
+                    assert!(
+                        !m.contains(&format!("bad{other}.xsl")),
+                        "thread {i} got: {m}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@ use sluice_nodes_core::domains::{
 use sluice_nodes_core::terminals::{FAILURE_DOC, In, OUT_DOC};
 
 use crate::engine::OutputMethod;
-use crate::{XsltError, cache, select};
+use crate::{Stylesheet, XsltError, cache, select};
 
 terminals! {
     /// XSLTransform's outputs.
@@ -108,7 +108,7 @@ impl BuildNode for XslTransformProps {
         let generation = cache::next_generation();
         let directory = b.project_dir.join(&self.stylesheet_directory);
         let configured = match self.stylesheet.as_deref().filter(|s| !s.is_empty()) {
-            Some(name) => Some(configured_stylesheet(b.project_dir, name, generation)?),
+            Some(name) => Some(configured_stylesheet(b.project_dir, name)?),
             None => None,
         };
         let fixed_domain = match self.output_domain {
@@ -135,11 +135,7 @@ struct Configured {
     source: Arc<[u8]>,
 }
 
-fn configured_stylesheet(
-    project: &Path,
-    name: &str,
-    generation: u64,
-) -> Result<Configured, ConfigError> {
+fn configured_stylesheet(project: &Path, name: &str) -> Result<Configured, ConfigError> {
     let path = project.join(name);
     let source: Arc<[u8]> = std::fs::read(&path)
         .map_err(|e| {
@@ -147,9 +143,9 @@ fn configured_stylesheet(
                 .with_hint("the path is relative to the project folder, for example xsl/orders.xsl")
         })?
         .into();
-    // Compiling here also seeds this thread's cache, which the flow's instances (other threads)
-    // do not share: each compiles its own copy on its first message.
-    cache::stylesheet(generation, &path, Some(&source))
+    // Compiled here only to check it: the flow's instances are other threads, and each compiles
+    // its own copy on its first message (see cache.rs).
+    Stylesheet::compile(&source, &path)
         .map_err(|e| ConfigError::property("stylesheet", e.to_string()))?;
     Ok(Configured { path, source })
 }

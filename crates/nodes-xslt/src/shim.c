@@ -10,6 +10,7 @@
 #include <libxslt/imports.h>
 #include <libxslt/transform.h>
 #include <libxslt/xsltutils.h>
+#include <libexslt/exslt.h>
 
 /* Defined in Rust: appends one formatted diagnostic to the calling thread's buffer. */
 extern void sluice_xslt_collect(const char *text);
@@ -29,6 +30,8 @@ static void collect(void *ctx, const char *msg, ...) {
 void sluice_xslt_init(void) {
     xmlInitParser();
     xsltInit();
+    /* EXSLT's functions and elements (exsl:node-set, str:, math:, set:, dyn: …), as xsltproc has. */
+    exsltRegisterAll();
     xsltSetGenericErrorFunc(NULL, collect);
     xmlThrDefSetGenericErrorFunc(NULL, collect);
     xmlSetGenericErrorFunc(NULL, collect);
