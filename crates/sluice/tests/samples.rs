@@ -220,6 +220,29 @@ fn transform_produces_the_seeds_statement_output() {
 }
 
 #[test]
+fn xslt_transform_produces_the_statements_with_a_stylesheet() {
+    let r = server().post("/samples/xslt-transform", &sale_list(1));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = r.text();
+    assert!(
+        t.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"),
+        "{t}"
+    );
+    assert!(
+        t.contains("<Statement Type=\"Monthly\" Style=\"Full\"><Customer><Initials>KA</Initials>"),
+        "{t}"
+    );
+    assert!(
+        t.contains("<Cost>0.48</Cost>") && t.contains("<Amount>0.8</Amount>"),
+        "{t}"
+    );
+    assert!(
+        t.contains("<Cost>35.744</Cost>") && t.contains("<Amount>129.408</Amount>"),
+        "{t}"
+    );
+}
+
+#[test]
 fn esql_filters_echo_when_the_element_matches() {
     let body = sale_list(2);
     for path in ["/samples/esql-filter-first", "/samples/esql-filter-last"] {
