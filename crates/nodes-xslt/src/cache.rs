@@ -37,7 +37,9 @@ pub fn stylesheet(
     source: Option<&[u8]>,
 ) -> Result<Rc<Stylesheet>, XsltError> {
     let key = (generation, path.to_path_buf());
-    if let Some(s) = SHEETS.with_borrow(|m| m.get(&key).cloned()) {
+    if let Some(s) = SHEETS.with_borrow(|m| m.get(&key).cloned())
+        && !s.is_worn()
+    {
         return Ok(s);
     }
     let compiled = Rc::new(match source {

@@ -31,6 +31,10 @@ struct XsltTransformContext {
     _private: [u8; 0],
 }
 #[repr(C)]
+struct XmlParserCtxt {
+    _private: [u8; 0],
+}
+#[repr(C)]
 struct XsltSecurityPrefs {
     _private: [u8; 0],
 }
@@ -47,6 +51,15 @@ unsafe extern "C" {
         options: c_int,
     ) -> *mut XmlDoc;
     fn xmlFreeDoc(doc: *mut XmlDoc);
+    fn xmlCtxtReadMemory(
+        ctxt: *mut XmlParserCtxt,
+        buffer: *const c_char,
+        size: c_int,
+        url: *const c_char,
+        encoding: *const c_char,
+        options: c_int,
+    ) -> *mut XmlDoc;
+    fn xmlFreeParserCtxt(ctxt: *mut XmlParserCtxt);
     fn xsltParseStylesheetDoc(doc: *mut XmlDoc) -> *mut XsltStylesheet;
     fn xsltFreeStylesheet(style: *mut XsltStylesheet);
     fn xsltNewTransformContext(
@@ -92,6 +105,8 @@ unsafe extern "C" {
     fn sluice_xslt_method(style: *mut XsltStylesheet) -> *const c_char;
     fn sluice_xslt_encoding(style: *mut XsltStylesheet) -> *const c_char;
     fn sluice_xslt_free(p: *mut c_void);
+    fn sluice_xslt_new_parser(style: *mut XsltStylesheet) -> *mut XmlParserCtxt;
+    fn sluice_xslt_dict_size(style: *mut XsltStylesheet) -> usize;
 }
 
 // libxml2's parser options (parser.h).
@@ -192,16 +207,30 @@ pub enum OutputMethod {
 /// A compiled stylesheet, usable on the thread that compiled it.
 pub struct Stylesheet {
     style: NonNull<XsltStylesheet>,
+    /// The parser of the messages it transforms, sharing its dictionary; null when libxml2
+    /// could not make one (messages are then parsed with a parser of their own).
+    parser: *mut XmlParserCtxt,
     method: OutputMethod,
     encoding: Option<String>,
 }
 
 impl Drop for Stylesheet {
     fn drop(&mut self) {
-        // SAFETY: we own the stylesheet (and through it its document); nothing else frees it.
-        unsafe { xsltFreeStylesheet(self.style.as_ptr()) }
+        // SAFETY: we own the parser and the stylesheet (and through it its document); the
+        // parser holds a reference on the stylesheet's dictionary, so it goes first.
+        unsafe {
+            if !self.parser.is_null() {
+                xmlFreeParserCtxt(self.parser);
+            }
+            xsltFreeStylesheet(self.style.as_ptr())
+        }
     }
 }
+
+/// Names a stylesheet's dictionary may gather from messages before the stylesheet's owner
+/// should compile a fresh copy (see [`Stylesheet::is_worn`]): messages with ever new names must
+/// not grow a long-lived dictionary without bound.
+const MAX_DICTIONARY_NAMES: usize = 200_000;
 
 fn c_text(p: *const c_char) -> Option<String> {
     // SAFETY: the shim returns either null or a string owned by the stylesheet.
@@ -246,8 +275,11 @@ impl Stylesheet {
                 c_text(sluice_xslt_encoding(style.as_ptr())),
             )
         };
+        // SAFETY: a valid stylesheet; the parser is freed before it (Drop).
+        let parser = unsafe { sluice_xslt_new_parser(style.as_ptr()) };
         let sheet = Stylesheet {
             style,
+            parser,
             method: match method.as_deref() {
                 Some("text") => OutputMethod::Text,
                 Some("html") => OutputMethod::Html,
@@ -263,6 +295,13 @@ impl Stylesheet {
             tracing::warn!(stylesheet = %path.display(), warnings = %diagnostics.trim_end(), "Stylesheet compiled with warnings.");
         }
         Ok(sheet)
+    }
+
+    /// Whether messages have filled the stylesheet's dictionary with so many names that the
+    /// cache should compile a fresh copy.
+    pub fn is_worn(&self) -> bool {
+        // SAFETY: a valid stylesheet.
+        unsafe { sluice_xslt_dict_size(self.style.as_ptr()) > MAX_DICTIONARY_NAMES }
     }
 
     pub fn method(&self) -> OutputMethod {
@@ -304,15 +343,27 @@ impl Stylesheet {
         let mut pointers: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
         pointers.push(ptr::null());
 
-        // SAFETY: the buffer outlives the call; the URL is a static C string.
+        // SAFETY: the buffer outlives the call; the URL is a static C string; the parser is
+        // this stylesheet's, used by this thread only.
         let doc = unsafe {
-            xmlReadMemory(
-                input.as_ptr().cast(),
-                len,
-                c"message".as_ptr(),
-                ptr::null(),
-                MESSAGE_OPTIONS,
-            )
+            if self.parser.is_null() {
+                xmlReadMemory(
+                    input.as_ptr().cast(),
+                    len,
+                    c"message".as_ptr(),
+                    ptr::null(),
+                    MESSAGE_OPTIONS,
+                )
+            } else {
+                xmlCtxtReadMemory(
+                    self.parser,
+                    input.as_ptr().cast(),
+                    len,
+                    c"message".as_ptr(),
+                    ptr::null(),
+                    MESSAGE_OPTIONS,
+                )
+            }
         };
         if doc.is_null() {
             return Err(XsltError::Input {

@@ -64,6 +64,25 @@ const char *sluice_xslt_encoding(xsltStylesheetPtr style) {
     return (const char *)encoding;
 }
 
+/* A parser for the messages one stylesheet transforms, on the stylesheet's thread: it interns
+ * names in the stylesheet's dictionary, so that the transformation compares names by pointer
+ * instead of looking them up, and keeps its buffers from message to message. */
+xmlParserCtxtPtr sluice_xslt_new_parser(xsltStylesheetPtr style) {
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    if (ctxt == NULL || style->dict == NULL)
+        return ctxt;
+    if (ctxt->dict != NULL)
+        xmlDictFree(ctxt->dict);
+    ctxt->dict = style->dict;
+    xmlDictReference(ctxt->dict);
+    return ctxt;
+}
+
+/* How many strings the stylesheet's dictionary holds (messages add the names they use). */
+size_t sluice_xslt_dict_size(xsltStylesheetPtr style) {
+    return style->dict == NULL ? 0 : (size_t)xmlDictSize(style->dict);
+}
+
 void sluice_xslt_free(void *p) {
     xmlFree(p);
 }
