@@ -177,10 +177,15 @@ impl DfdlParser {
 
 fn tree_error(e: DfdlError) -> TreeError {
     match e {
-        DfdlError::Parse { offset, .. } => TreeError::Parse {
+        // The tree's error adds the domain and the offset.
+        DfdlError::Parse {
+            offset,
+            component,
+            message,
+        } => TreeError::Parse {
             domain: DOMAIN,
             offset: offset as u64,
-            message: e.to_string(),
+            message: format!("ParserException: schema component '{component}': {message}"),
         },
         other => TreeError::Serialize {
             domain: DOMAIN,

@@ -1,17 +1,20 @@
-//! Message domains as input and output nodes use them: the `domain`, `parse_timing` and
-//! `opaque_elements` properties, attaching a body to Root, and serialising Root's body.
+//! Message domains as input and output nodes use them: the `domain`, `parse_timing`,
+//! `opaque_elements`, `message_model` and `message_type` properties, attaching a body to Root,
+//! and serialising Root's body.
 
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
+use sluice_dfdl::{DfdlParser, Schema};
 use sluice_node_api::{ConfigError, Message, properties, property_enum};
 use sluice_parsers::{blob, json, xmlnsc};
 use sluice_tree::{NodeId, Parser, Tree, TreeError};
 
 property_enum! {
     /// A message domain an input node parses bodies in.
-    pub enum Domain { Blob = "BLOB", Xmlnsc = "XMLNSC", Json = "JSON" }
+    pub enum Domain { Blob = "BLOB", Xmlnsc = "XMLNSC", Json = "JSON", Dfdl = "DFDL" }
 }
 
 property_enum! {
@@ -34,12 +37,25 @@ properties! {
     }
 }
 
+properties! {
+    /// The message model of an input node's `domain: DFDL` bodies.
+    pub struct MessageModelProps {
+        /// The DFDL schema (`models/NAME.xsd`, relative to the project folder) that parses the
+        /// body when `domain` is `DFDL`; compiled when the flow is deployed.
+        message_model: Option<String>,
+        /// The global element of `message_model` that is the message's root (the message
+        /// type) when `domain` is `DFDL`; optional when the model has one global element.
+        message_type: Option<String>,
+    }
+}
+
 /// The parser of a domain, with the options an input node set.
 #[derive(Clone)]
 enum DomainParser {
     Blob,
     Xml(Arc<xmlnsc::XmlnscParser>),
     Json(Arc<json::JsonParser>),
+    Dfdl(Arc<DfdlParser>),
 }
 
 /// How an input node parses the bodies it receives.
@@ -49,9 +65,44 @@ pub struct BodyParsing {
 }
 
 impl BodyParsing {
-    /// From the node's `domain`, `parse_timing` and `opaque_elements` properties.
+    /// From the node's `domain`, `parse_timing` and `opaque_elements` properties, for nodes
+    /// that do not know their project folder (the DFDL domain is refused: its model is a file
+    /// of the project).
     pub fn from_props(c: &BodyParsingProps) -> Result<BodyParsing, ConfigError> {
+        if c.domain == Domain::Dfdl {
+            return Err(ConfigError::property(
+                "domain",
+                "this node cannot parse `domain: DFDL` bodies",
+            ));
+        }
+        let none = MessageModelProps {
+            message_model: None,
+            message_type: None,
+        };
+        BodyParsing::with_model(c, &none, Path::new("."))
+    }
+
+    /// From the node's body parsing and message model properties; a DFDL `message_model` is
+    /// read from `project_dir` and compiled now, so that a bad schema fails deployment.
+    pub fn with_model(
+        c: &BodyParsingProps,
+        model: &MessageModelProps,
+        project_dir: &Path,
+    ) -> Result<BodyParsing, ConfigError> {
         let opaque = &c.opaque_elements;
+        if c.domain != Domain::Dfdl {
+            for (name, set) in [
+                ("message_model", model.message_model.is_some()),
+                ("message_type", model.message_type.is_some()),
+            ] {
+                if set {
+                    return Err(ConfigError::property(
+                        name,
+                        format!("`{name}` needs `domain: DFDL`"),
+                    ));
+                }
+            }
+        }
         if !opaque.is_empty() && c.domain != Domain::Xmlnsc {
             return Err(ConfigError::property(
                 "opaque_elements",
@@ -69,6 +120,7 @@ impl BodyParsing {
             }
             Domain::Json => DomainParser::Json(shared_json()),
             Domain::Blob => DomainParser::Blob,
+            Domain::Dfdl => DomainParser::Dfdl(dfdl_parser(model, project_dir)?),
         };
         Ok(BodyParsing {
             parser,
@@ -82,7 +134,8 @@ impl BodyParsing {
         match self.parser {
             DomainParser::Xml(_) => Some(true),
             DomainParser::Json(_) => Some(false),
-            DomainParser::Blob => None,
+            // DFDL models name their own encodings.
+            DomainParser::Blob | DomainParser::Dfdl(_) => None,
         }
     }
 
@@ -101,12 +154,41 @@ impl BodyParsing {
             DomainParser::Blob => blob::attach(root, r, bytes),
             DomainParser::Xml(p) => xmlnsc::attach(root, r, bytes, Arc::clone(p)),
             DomainParser::Json(p) => json::attach(root, r, bytes, p)?,
+            DomainParser::Dfdl(p) => sluice_dfdl::attach(root, r, bytes, p),
         };
         if self.complete {
             root.expand_all(id)?;
         }
         Ok(id)
     }
+}
+
+/// The DFDL parser of a node's `message_model` and `message_type`.
+fn dfdl_parser(c: &MessageModelProps, project_dir: &Path) -> Result<Arc<DfdlParser>, ConfigError> {
+    let model = c.message_model.as_deref().ok_or_else(|| {
+        ConfigError::property("message_model", "`domain: DFDL` needs `message_model`")
+    })?;
+    let path = project_dir.join(model);
+    let schema =
+        Schema::load(&path).map_err(|e| ConfigError::property("message_model", e.to_string()))?;
+    let message_type = match c.message_type.as_deref() {
+        Some(t) => t.to_string(),
+        None => match schema.root_names().as_slice() {
+            [only] => only.to_string(),
+            names => {
+                return Err(ConfigError::property(
+                    "message_type",
+                    format!(
+                        "`domain: DFDL` needs `message_type`, one of: {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        },
+    };
+    let parser = DfdlParser::new(Arc::new(schema), &message_type)
+        .map_err(|e| ConfigError::property("message_type", e.to_string()))?;
+    Ok(Arc::new(parser))
 }
 
 fn shared_xml() -> Arc<xmlnsc::XmlnscParser> {

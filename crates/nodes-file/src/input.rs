@@ -21,7 +21,7 @@ use sluice_node_api::{
     Invocation, Message, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminals,
     properties, property_enum, terminals,
 };
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProps};
 use sluice_nodes_core::terminals::{CATCH_DOC, FAILURE_DOC};
 
 use crate::checkpoint::{Checkpoint, Progress};
@@ -116,6 +116,7 @@ properties! {
         action_on_failure: FailureAction = "backout",
         ..records: RecordProps,
         ..parsing: BodyParsingProps,
+        ..model: MessageModelProps,
     }
 }
 
@@ -236,7 +237,7 @@ impl BuildNode for FileInputProps {
             on_failure: self.action_on_failure,
             detection: self.records.detection()?,
             limit: self.records.limit(),
-            parsing: BodyParsing::from_props(&self.parsing)?,
+            parsing: BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
             claimed: Mutex::new(Vec::new()),
         })))
     }

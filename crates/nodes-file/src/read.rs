@@ -11,7 +11,7 @@ use sluice_node_api::{
     NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
     property_enum, terminals,
 };
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProps};
 use sluice_nodes_core::terminals::{FAILURE_DOC, In};
 
 use crate::input::RecordProps;
@@ -56,6 +56,7 @@ properties! {
         replace_duplicate_archives: bool = "false",
         ..records: RecordProps,
         ..parsing: BodyParsingProps,
+        ..model: MessageModelProps,
     }
 }
 
@@ -91,7 +92,7 @@ impl BuildNode for FileReadProps {
             replace_archive: self.replace_duplicate_archives,
             detection: self.records.detection()?,
             limit: self.records.limit(),
-            parsing: BodyParsing::from_props(&self.parsing)?,
+            parsing: BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
         })))
     }
 }

@@ -13,7 +13,7 @@ use sluice_node_api::{
 };
 use sluice_tree::{Text, Tree, Value, field_type};
 
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProps};
 use sluice_nodes_core::terminals::InputOutputs;
 
 pub static HTTP_INPUT: NodeSpec = NodeSpec {
@@ -43,6 +43,7 @@ properties! {
         /// The URL path served, such as `/orders`; a trailing `*` serves every path below it.
         path: String,
         ..parsing: BodyParsingProps,
+        ..model: MessageModelProps,
     }
 }
 
@@ -104,7 +105,7 @@ fn build_http_input(c: HttpInputProps, b: &BuildContext) -> Result<NodeImpl, Con
         router: Arc::clone(&services.http),
         queue,
         owner,
-        parsing: BodyParsing::from_props(&c.parsing)?,
+        parsing: BodyParsing::with_model(&c.parsing, &c.model, b.project_dir)?,
     })))
 }
 

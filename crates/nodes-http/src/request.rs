@@ -21,7 +21,9 @@ use sluice_node_api::{
 };
 use sluice_tree::{Position, Text, Value, field_type};
 
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, serialize_body};
+use sluice_nodes_core::domains::{
+    BodyParsing, BodyParsingProps, MessageModelProps, serialize_body,
+};
 use sluice_nodes_core::terminals::{FAILURE_DOC, In, OUT_DOC};
 
 terminals! {
@@ -50,6 +52,7 @@ properties! {
         /// How long to wait for the whole response.
         timeout_secs: u64 = "120",
         ..parsing: BodyParsingProps,
+        ..model: MessageModelProps,
     }
 }
 
@@ -145,7 +148,7 @@ fn build_http_request(c: HttpRequestProps, b: &BuildContext) -> Result<NodeImpl,
         url,
         method: c.method.word().parse().unwrap_or(hyper::Method::POST),
         timeout: Duration::from_secs(timeout),
-        parsing: BodyParsing::from_props(&c.parsing)?,
+        parsing: BodyParsing::with_model(&c.parsing, &c.model, b.project_dir)?,
         runtime,
     })))
 }

@@ -33,7 +33,7 @@ use sluice_qm::{GetOptions, InputHandle, QueueManager, UnitOfWork};
 
 use super::QueueWork;
 use super::headers;
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProps};
 use sluice_nodes_core::terminals::InputOutputs;
 
 pub static MQ_INPUT: NodeSpec = NodeSpec {
@@ -78,6 +78,7 @@ properties! {
         /// message ready.
         commit_interval_ms: u64 = "0",
         ..parsing: BodyParsingProps,
+        ..model: MessageModelProps,
     }
 }
 
@@ -135,7 +136,7 @@ fn build_mq_input(c: MqInputProps, b: &BuildContext) -> Result<NodeImpl, ConfigE
         queue,
         mode: c.transaction_mode,
         qm,
-        parsing: BodyParsing::from_props(&c.parsing)?,
+        parsing: BodyParsing::with_model(&c.parsing, &c.model, b.project_dir)?,
         commit_count: c.commit_count,
         commit_interval: Duration::from_millis(c.commit_interval_ms),
         open: std::sync::Mutex::new(None),

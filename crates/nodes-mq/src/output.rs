@@ -14,7 +14,9 @@ use sluice_tree::{Text, Value, field_type};
 
 use super::QueueWork;
 use super::headers;
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, serialize_body};
+use sluice_nodes_core::domains::{
+    BodyParsing, BodyParsingProps, MessageModelProps, serialize_body,
+};
 use sluice_nodes_core::terminals::{FAILURE_DOC, FailureOut, In, OUT_DOC};
 
 property_enum! {
@@ -479,6 +481,7 @@ properties! {
         /// Read without removing.
         browse: bool = "false",
         ..parsing: BodyParsingProps,
+        ..model: MessageModelProps,
     }
 }
 
@@ -493,7 +496,7 @@ impl BuildNode for MqGetProps {
             wait: Duration::from_millis(self.wait_ms),
             matching: self.r#match,
             browse: self.browse,
-            parsing: BodyParsing::from_props(&self.parsing)?,
+            parsing: BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
         })))
     }
 }

@@ -8,7 +8,9 @@ use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
     NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
 };
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, serialize_body};
+use sluice_nodes_core::domains::{
+    BodyParsing, BodyParsingProps, MessageModelProps, serialize_body,
+};
 use sluice_nodes_core::terminals::{FailureOut, In};
 
 use crate::TcpipError;
@@ -155,6 +157,7 @@ properties! {
         /// another to keep `min_connections`); 0 keeps idle connections open.
         idle_timeout_secs: u64 = "0",
         ..parsing: BodyParsingProps,
+        ..model: MessageModelProps,
     }
 }
 
@@ -167,7 +170,7 @@ impl BuildNode for ClientInputProps {
             Source::Pool(pool),
             Framing::from_props(&self.detection)?,
             read_timeouts(self.read_timeout_secs, self.idle_timeout_secs),
-            BodyParsing::from_props(&self.parsing)?,
+            BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
         ))))
     }
 }

@@ -10,7 +10,7 @@ use sluice_node_api::{
     Invocation, Message, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Services,
     Terminal, Terminals, properties, terminals,
 };
-use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProps};
 use sluice_nodes_core::terminals::{CATCH_DOC, FAILURE_DOC};
 
 use crate::TcpipError;
@@ -70,6 +70,7 @@ properties! {
         /// connections open.
         idle_timeout_secs: u64 = "0",
         ..parsing: BodyParsingProps,
+        ..model: MessageModelProps,
     }
 }
 
@@ -173,7 +174,7 @@ impl BuildNode for ServerInputProps {
             source,
             Framing::from_props(&self.detection)?,
             read_timeouts(self.read_timeout_secs, self.idle_timeout_secs),
-            BodyParsing::from_props(&self.parsing)?,
+            BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
         ))))
     }
 }
