@@ -626,7 +626,7 @@ pub(crate) fn explicit_length(props: &Props, loc: &Loc) -> Result<usize, DfdlErr
 }
 
 /// `{ ../count }` → one level up, then `count`.
-fn rel_path(e: &str) -> Result<RelPath, String> {
+pub(crate) fn rel_path(e: &str) -> Result<RelPath, String> {
     let inner = e
         .trim()
         .strip_prefix('{')

@@ -29,6 +29,8 @@ pub(crate) enum Units {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Length {
     Explicit(usize, Units),
+    /// A length read from an earlier element (`{ ../FillerLength }`).
+    Expression(RelPath, Units),
     Delimited,
 }
 

@@ -171,7 +171,7 @@ impl<'s> Ctx<'s, '_> {
                 Ok(Outcome::Present)
             }
             Body::Simple(s) => {
-                let (start, end) = self.field(s, &e.path)?;
+                let (start, end) = self.field(s, &e.path, parent)?;
                 let (start, end) = trim(self.data, start, end, s);
                 let raw = &self.data[start..end];
                 if let Some(nil) = &e.nil
@@ -214,10 +214,22 @@ impl<'s> Ctx<'s, '_> {
     }
 
     /// The byte range of a simple field.
-    fn field(&mut self, s: &Simple, component: &str) -> Result<(usize, usize), DfdlError> {
+    fn field(
+        &mut self,
+        s: &Simple,
+        component: &str,
+        parent: u32,
+    ) -> Result<(usize, usize), DfdlError> {
         let start = self.pos;
         let rest = &self.data[start..self.end];
-        let len = match s.length {
+        let length = match &s.length {
+            Length::Expression(p, units) => {
+                Length::Explicit(self.count(p, parent, component)? as usize, *units)
+            }
+            other => other.clone(),
+        };
+        let len = match length {
+            Length::Expression(..) => 0,
             Length::Explicit(n, Units::Bytes) => {
                 if rest.len() < n {
                     return Err(self.err(
@@ -632,7 +644,7 @@ fn number_text(text: &str, s: &Simple, decimal: bool) -> Result<String, String> 
         out.push('-');
     }
     let mut seen_point = false;
-    let mut int_digits = 0;
+    let mut int_digits = 0usize;
     let mut frac_digits = 0;
     for &b in digits.as_bytes() {
         if b.is_ascii_digit() {
@@ -655,6 +667,16 @@ fn number_text(text: &str, s: &Simple, decimal: bool) -> Result<String, String> 
     }
     if int_digits + frac_digits == 0 || (seen_point && frac_digits == 0) {
         return Err(bad());
+    }
+    // Leading zeros are padding (`00.30` is 0.30): keep one before the point.
+    let sign = usize::from(neg);
+    let zeros = out[sign..]
+        .bytes()
+        .take_while(|&b| b == b'0')
+        .count()
+        .min(int_digits.saturating_sub(1));
+    if zeros > 0 {
+        out.replace_range(sign..sign + zeros, "");
     }
     Ok(out)
 }

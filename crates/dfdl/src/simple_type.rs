@@ -1,7 +1,7 @@
 //! Compiling a simple element's representation: its type, length, padding, number and
 //! calendar patterns.
 
-use crate::compile::{Facets, explicit_length};
+use crate::compile::{Facets, explicit_length, rel_path};
 use crate::error::DfdlError;
 use crate::model::*;
 use crate::props::{Loc, Props};
@@ -113,6 +113,14 @@ pub(crate) fn simple(
         other => return Err(props.bad("lengthUnits", loc, format!("'{other}' is not supported"))),
     };
     let length = match props.or("lengthKind", "delimited") {
+        "explicit"
+            if props
+                .get("length")
+                .is_some_and(|l| l.trim_start().starts_with('{')) =>
+        {
+            let e = props.or("length", "");
+            Length::Expression(rel_path(e).map_err(|m| props.bad("length", loc, m))?, units)
+        }
         "explicit" => Length::Explicit(explicit_length(props, loc)?, units),
         "delimited" if binary && !matches!(ty, Ty::HexBinary) => {
             return Err(props.bad("lengthKind", loc, "a binary number cannot be delimited"));

@@ -357,4 +357,27 @@ fn reminders_puts_a_reminder_on_its_queue_when_its_timer_falls_due() {
     // A timer that is gone cannot be cancelled.
     let r = server().post("/samples/reminders", b"<cancel><id>R1</id></cancel>");
     assert_eq!(r.status, 500, "{}", r.text());
+#[test]
+fn dfdl_flows_parse_and_write_the_seeds_fixed_and_delimited_messages() {
+    use sluice_bench::message::{Format, generate};
+    for (format, name, last) in [
+        (Format::Fixed, "cwf", &b"Test"[..]),
+        (Format::Delimited, "tds", &b"Test\n"[..]),
+    ] {
+        let body = generate(format, 2_000, 1).expect("a payload");
+        let r = server().post(&format!("/samples/dfdl-{name}-parse"), &body);
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        assert!(r.body.is_empty(), "{name}: {}", r.text());
+
+        let r = server().post(&format!("/samples/dfdl-{name}-write"), &body);
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        let mut expected = body[..body.len() - last.len()].to_vec();
+        expected.extend_from_slice(b"Done");
+        expected.extend_from_slice(&last[4..]);
+        assert!(r.body == expected, "{name}: {}", r.text());
+
+        let r = server().post(&format!("/samples/dfdl-{name}-write"), b"not a sale");
+        assert_ne!(r.status, 200, "{name}: {}", r.text());
+        assert!(r.text().contains("DFDL parser"), "{name}: {}", r.text());
+    }
 }
