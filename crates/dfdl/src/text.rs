@@ -164,13 +164,20 @@ fn literal(lit: &str, enc: &Encoding, newline: &[u8]) -> Result<(Vec<Vec<u8>>, V
     let mut out = Vec::new();
     let mut rest = lit;
     while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix('%') {
+        if let Some(after) = rest.strip_prefix("%%") {
+            let mut b = Vec::new();
+            enc.encode("%", &mut b)?;
+            for a in &mut alts {
+                a.extend_from_slice(&b);
+            }
+            out.extend_from_slice(&b);
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix('%') {
             let (entity, tail) = after
                 .split_once(';')
                 .ok_or_else(|| format!("unterminated character entity in '{lit}'"))?;
             rest = tail;
             let choices: Vec<Vec<u8>> = match entity {
-                "" => bytes_of("%", enc)?,
                 "NL" => vec![b"\r\n".to_vec(), b"\n".to_vec(), b"\r".to_vec()],
                 "CR" => vec![b"\r".to_vec()],
                 "LF" => vec![b"\n".to_vec()],
@@ -452,8 +459,9 @@ mod tests {
 
     #[test]
     fn delims_expand_newline_when_entity_used() {
-        let d = Delims::parse("%NL; ;", &Encoding::Utf8, b"\r\n").unwrap();
-        assert_eq!(d.alts.len(), 4);
+        let d = Delims::parse("%NL; ; 100%%", &Encoding::Utf8, b"\r\n").unwrap();
+        assert_eq!(d.alts[4], b"100%");
+        assert_eq!(d.alts.len(), 5);
         assert_eq!(d.out, b"\r\n");
         assert_eq!(d.match_at(b"\r\nX"), Some(2));
     }
