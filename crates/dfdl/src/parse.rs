@@ -45,6 +45,9 @@ pub(crate) struct Ctx<'s, 'd> {
     pos: usize,
     end: usize,
     scope: Vec<&'s Delims>,
+    /// How many delimiters in scope start with each byte, so a scan tests one table entry
+    /// per byte.
+    first: [u16; 256],
     pub nodes: Vec<INode<'s>>,
     /// The error furthest into the data among branches that were given up, reported when the
     /// parse as a whole fails later at an earlier place.
@@ -58,6 +61,7 @@ pub(crate) fn parse<'s>(root: &'s Element, data: &[u8]) -> Result<Vec<INode<'s>>
         pos: 0,
         end: data.len(),
         scope: Vec::new(),
+        first: [0; 256],
         nodes: Vec::with_capacity(data.len() / 8),
         furthest: None,
     };
@@ -130,11 +134,11 @@ impl<'s> Ctx<'s, '_> {
         self.expect(&e.initiator, "initiator", &e.path)?;
         let pushed = !e.terminator.is_empty();
         if pushed {
-            self.scope.push(&e.terminator);
+            self.push_scope(&e.terminator);
         }
         let r = self.element_content(e, parent);
         if pushed {
-            self.scope.pop();
+            self.pop_scope();
         }
         let r = r?;
         self.expect(&e.terminator, "terminator", &e.path)?;
@@ -250,23 +254,34 @@ impl<'s> Ctx<'s, '_> {
         Ok((start, start + len))
     }
 
-    /// The length of the data before the first delimiter in scope.
-    fn scan(&self, rest: &[u8]) -> usize {
-        let mut first = [false; 256];
-        let mut any = false;
-        for d in &self.scope {
+    fn push_scope(&mut self, d: &'s Delims) {
+        for a in &d.alts {
+            if let Some(&b) = a.first() {
+                self.first[b as usize] += 1;
+            }
+        }
+        self.scope.push(d);
+    }
+
+    fn pop_scope(&mut self) {
+        if let Some(d) = self.scope.pop() {
             for a in &d.alts {
                 if let Some(&b) = a.first() {
-                    first[b as usize] = true;
-                    any = true;
+                    self.first[b as usize] -= 1;
                 }
             }
         }
-        if !any {
+    }
+
+    /// The length of the data before the first delimiter in scope.
+    fn scan(&self, rest: &[u8]) -> usize {
+        if self.scope.is_empty() {
             return rest.len();
         }
         for (i, &b) in rest.iter().enumerate() {
-            if first[b as usize] && self.scope.iter().any(|d| d.match_at(&rest[i..]).is_some()) {
+            if self.first[b as usize] != 0
+                && self.scope.iter().any(|d| d.match_at(&rest[i..]).is_some())
+            {
                 return i;
             }
         }
@@ -304,14 +319,14 @@ impl<'s> Ctx<'s, '_> {
         self.expect(&g.initiator, "initiator", &g.path)?;
         let pushed = !g.terminator.is_empty();
         if pushed {
-            self.scope.push(&g.terminator);
+            self.push_scope(&g.terminator);
         }
         let r = match g.kind {
             GroupKind::Sequence => self.sequence(g, parent),
             GroupKind::Choice => self.choice(g, parent),
         };
         if pushed {
-            self.scope.pop();
+            self.pop_scope();
         }
         r?;
         self.expect(&g.terminator, "terminator", &g.path)
@@ -320,7 +335,7 @@ impl<'s> Ctx<'s, '_> {
     fn sequence(&mut self, g: &'s Group, parent: u32) -> Result<(), DfdlError> {
         let sep = !g.separator.is_empty();
         if sep {
-            self.scope.push(&g.separator);
+            self.push_scope(&g.separator);
         }
         let mut items = 0usize;
         let r = (|| {
@@ -338,7 +353,7 @@ impl<'s> Ctx<'s, '_> {
             Ok(())
         })();
         if sep {
-            self.scope.pop();
+            self.pop_scope();
         }
         r
     }
