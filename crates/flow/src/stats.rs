@@ -69,6 +69,21 @@ impl Counters {
         }
     }
 
+    /// Start again from zero (an operator's statistics reset). Invocations running meanwhile
+    /// may land on either side of the reset; each counter stays consistent on its own.
+    pub fn reset(&self) {
+        for c in [
+            &self.invocations,
+            &self.errors,
+            &self.elapsed_ns,
+            &self.sampled_cpu_ns,
+            &self.sampled_invocations,
+            &self.input_bytes,
+        ] {
+            c.store(0, Relaxed);
+        }
+    }
+
     fn add(&self, elapsed: u64, cpu: Option<u64>) {
         self.elapsed_ns.fetch_add(elapsed, Relaxed);
         if let Some(c) = cpu {
@@ -90,6 +105,14 @@ impl FlowStats {
         FlowStats {
             flow: Counters::default(),
             nodes: (0..nodes).map(|_| Counters::default()).collect(),
+        }
+    }
+
+    /// Reset the flow's counters and every node's.
+    pub fn reset(&self) {
+        self.flow.reset();
+        for n in &self.nodes {
+            n.reset();
         }
     }
 }
@@ -221,4 +244,21 @@ pub fn leave_node(stats: &FlowStats, node: u32, prev: u32, failed: bool) {
         c.node = prev;
         x.set(c);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reset_zeroes_flow_and_node_counters_when_they_have_counts() {
+        let s = FlowStats::new(2);
+        s.flow.invocations.store(5, Relaxed);
+        s.flow.sampled_cpu_ns.store(100, Relaxed);
+        s.nodes[1].errors.store(3, Relaxed);
+        assert_ne!(s.flow.snapshot(), Snapshot::default());
+        s.reset();
+        assert_eq!(s.flow.snapshot(), Snapshot::default());
+        assert_eq!(s.nodes[1].snapshot(), Snapshot::default());
+    }
 }
