@@ -1,5 +1,5 @@
-//! The admin listener: flows and their statistics as JSON, node types, health, and Prometheus
-//! metrics at `/metrics`.
+//! The admin listener: flows and their statistics as JSON, node types, health, Prometheus
+//! metrics at `/metrics`, and (in [`crate::control`]) the requests that change the server.
 
 use std::convert::Infallible;
 use std::fmt::Write;
@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 use sluice_flow::stats::Snapshot;
 use sluice_flow::{Flow, Registry};
 
-use crate::deploy::Deployment;
+use crate::control::{self, Matched};
+use crate::deploy::{Deployment, FlowState};
+use crate::settings::AdminSettings;
 
 /// Extra admin routes offered by other parts of the server (the queue manager's messaging API).
 pub trait AdminRoutes: Send + Sync {
@@ -101,8 +103,11 @@ pub struct AdminState {
     pub deployment: Arc<Deployment>,
     pub registry: Arc<Registry>,
     pub extensions: Vec<Arc<dyn AdminRoutes>>,
-    /// Who may call the API: the queue manager's clients (`queue_manager:` in sluice.yaml).
+    /// Who may call the API without `admin:`: the queue manager's clients (`queue_manager:`
+    /// in sluice.yaml), with every right.
     pub auth: sluice_qm::net::AuthConfig,
+    /// `admin:` of sluice.yaml: users and tokens with roles, instead of `auth`.
+    pub admin: Option<AdminSettings>,
     /// Requests being answered (the server lets them finish when it stops).
     pub in_flight: Arc<AtomicUsize>,
 }
@@ -154,7 +159,7 @@ fn prop_json(v: &sluice_node_api::PropValue) -> Value {
     }
 }
 
-fn flow_json(f: &Flow) -> Value {
+fn flow_json(f: &Flow, state: FlowState) -> Value {
     let nodes: Vec<Value> = f
         .node_info()
         .zip(f.stats.nodes.iter())
@@ -167,6 +172,7 @@ fn flow_json(f: &Flow) -> Value {
         "name": f.name,
         "file": f.file,
         "instances": f.instances,
+        "state": state.as_str(),
         "statistics": stats_json(&f.stats.flow.snapshot()),
         "nodes": nodes,
     })
@@ -298,58 +304,73 @@ pub async fn handle(
         }
         return Ok(r);
     }
-    if sluice_qm::rest::authenticated(&state.auth, &headers).is_none() {
+    let Some(role) = control::role_of(&state, &headers) else {
         let mut r = json_response(
             401,
-            &json!({"error": "this server's admin API needs credentials: HTTP basic (a user of \
-                queue_manager.users in sluice.yaml) or a bearer token (queue_manager.tokens)"}),
+            &json!({"error": if state.admin.is_some() {
+                "this server's admin API needs credentials: HTTP basic (a user of admin.users in \
+                 sluice.yaml) or a bearer token (admin.tokens)"
+            } else {
+                "this server's admin API needs credentials: HTTP basic (a user of \
+                 queue_manager.users in sluice.yaml) or a bearer token (queue_manager.tokens)"
+            }}),
         );
         r.headers_mut().insert(
             hyper::header::WWW_AUTHENTICATE,
             hyper::header::HeaderValue::from_static("Basic realm=\"sluice\""),
         );
         return Ok(r);
-    }
-    if method == "PUT"
-        && let Some(name) = path
-            .strip_prefix("/api/v1/flows/")
-            .and_then(|r| r.strip_suffix("/instances"))
-    {
-        let n = std::str::from_utf8(&body)
-            .ok()
-            .and_then(|t| t.trim().parse::<usize>().ok())
-            .filter(|n| (1..=1024).contains(n));
-        let Some(n) = n else {
+    };
+    let (route, name) = match control::find(&method, &path) {
+        Matched::Route(r, name) => (r, name),
+        Matched::OtherMethod => {
             return Ok(json_response(
-                400,
-                &json!({"error": "the body must be a number of instances from 1 to 1024"}),
+                405,
+                &json!({"error": format!("{method} is not supported on {path}")}),
             ));
-        };
-        let dep = Arc::clone(&state.deployment);
-        let name = name.to_string();
-        return Ok(
-            match tokio::task::spawn_blocking(move || dep.set_instances(&name, n)).await {
-                Ok(Ok(())) => json_response(200, &json!({"instances": n})),
-                Ok(Err(e)) => json_response(e.http_status(), &json!({"error": e.to_string()})),
-                Err(e) => json_response(500, &json!({"error": e.to_string()})),
-            },
-        );
-    }
-    if method != "GET" {
+        }
+        Matched::None => {
+            return Ok(json_response(
+                404,
+                &json!({"error": format!("no such resource: {path}")}),
+            ));
+        }
+    };
+    if role < route.role {
         return Ok(json_response(
-            405,
-            &json!({"error": format!("{method} is not supported on {path}")}),
+            403,
+            &json!({"error": format!(
+                "{method} {path} needs the {} role; these credentials have {}",
+                route.role.as_str(),
+                role.as_str()
+            )}),
         ));
     }
-    let flows = state.deployment.flows();
-    Ok(match path.trim_end_matches('/') {
+    if method != "GET" {
+        let st = Arc::clone(&state);
+        let template = route.path;
+        let answer = tokio::task::spawn_blocking(move || {
+            control::change(&st, template, name.as_deref(), &body)
+        })
+        .await;
+        return Ok(match answer {
+            Ok((status, v)) => json_response(status, &v),
+            Err(e) => json_response(500, &json!({"error": format!("the request failed: {e}")})),
+        });
+    }
+    let flows = state.deployment.flow_states();
+    Ok(match route.path {
         "/health" | "/api/v1/health" => {
             json_response(200, &json!({"status": "ok", "flows": flows.len()}))
         }
-        "/metrics" => respond(200, "text/plain; version=0.0.4", metrics_text(&flows)),
+        "/metrics" => {
+            let flows: Vec<Arc<Flow>> = flows.into_iter().map(|(f, _)| f).collect();
+            respond(200, "text/plain; version=0.0.4", metrics_text(&flows))
+        }
+        "/api/v1/openapi.json" => respond(200, "application/json", control::OPENAPI),
         "/api/v1/flows" => json_response(
             200,
-            &Value::Array(flows.iter().map(|f| flow_json(f)).collect()),
+            &Value::Array(flows.iter().map(|(f, s)| flow_json(f, *s)).collect()),
         ),
         "/api/v1/nodes" => {
             let types: Vec<Value> = state
@@ -367,12 +388,12 @@ pub async fn handle(
                 .collect();
             json_response(200, &Value::Array(types))
         }
-        p => match p.strip_prefix("/api/v1/flows/") {
-            Some(name) => match flows.iter().find(|f| f.name == name) {
-                Some(f) => json_response(200, &flow_json(f)),
+        _ => {
+            let name = name.unwrap_or_default();
+            match flows.iter().find(|(f, _)| f.name == name) {
+                Some((f, s)) => json_response(200, &flow_json(f, *s)),
                 None => json_response(404, &json!({"error": format!("no flow named '{name}'")})),
-            },
-            None => json_response(404, &json!({"error": format!("no such resource: {p}")})),
-        },
+            }
+        }
     })
 }

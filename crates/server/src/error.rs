@@ -110,6 +110,46 @@ pub enum ServerError {
         /// Every problem found.
         diagnostics: Vec<Diagnostic>,
     },
+    /// A deployed archive is not a tar or tar.gz of a project, or holds an entry that could
+    /// write outside it (`..`, an absolute path, a link) (HTTP 400).
+    #[error("the archive cannot be deployed: {reason}")]
+    BadArchive {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A deployed archive could not be read (truncated, corrupt compression) (HTTP 400).
+    #[error("cannot read the archive: {0}")]
+    ArchiveRead(#[source] io::Error),
+    /// A deployed archive's project does not validate; nothing was changed (HTTP 400).
+    #[error(
+        "the archive's project has {}; nothing was deployed:\n{}",
+        sluice_flow::diag::counted(problems.len(), "problem"),
+        problems.concat()
+    )]
+    InvalidArchive {
+        /// Every problem, `file:line:col: error: text` with paths as in the archive.
+        problems: Vec<String>,
+    },
+    /// A rollback was asked for, but no deploy has kept a previous version (HTTP 409).
+    #[error(
+        "there is no previous version to roll back to (none was deployed through the admin API)"
+    )]
+    NoPreviousVersion,
+    /// A deploy needs the server's data folder to keep the previous version, and this server
+    /// has none.
+    #[error("this server has no data folder to keep the previous version in")]
+    NoDataDir,
+    /// A file or folder of a deploy or rollback could not be written, moved or removed.
+    #[error("deploy: cannot {action} {}: {source}", path.display())]
+    DeployIo {
+        /// What was being done.
+        action: &'static str,
+        /// The file or folder.
+        path: PathBuf,
+        /// The filesystem's error.
+        #[source]
+        source: io::Error,
+    },
 }
 
 impl ServerError {
@@ -118,6 +158,10 @@ impl ServerError {
         match self {
             ServerError::UnknownFlow(_) => 404,
             ServerError::Flow { .. } => 422,
+            ServerError::BadArchive { .. }
+            | ServerError::ArchiveRead(_)
+            | ServerError::InvalidArchive { .. } => 400,
+            ServerError::NoPreviousVersion => 409,
             _ => 500,
         }
     }

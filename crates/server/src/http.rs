@@ -27,6 +27,8 @@ use crate::settings::HttpSettings;
 pub struct HttpState {
     pub router: Arc<HttpRouter>,
     pub settings: HttpSettings,
+    /// Paths of flows an operator stopped: 503, not 404.
+    pub stopped: crate::deploy::StoppedPaths,
 }
 
 fn plain(status: u16, text: String) -> Response<Full<Bytes>> {
@@ -164,7 +166,15 @@ async fn handle(
     if let Err(e) = state.router.dispatch(request) {
         let (why, req) = *e;
         return Ok(match why {
-            RouteError::NotFound => plain(404, format!("no flow serves {}", req.path)),
+            RouteError::NotFound => {
+                match crate::deploy::stopped_flow_serving(&state.stopped, &req.path) {
+                    Some(flow) => plain(
+                        503,
+                        format!("flow '{flow}', which serves {}, is stopped", req.path),
+                    ),
+                    None => plain(404, format!("no flow serves {}", req.path)),
+                }
+            }
             RouteError::Unavailable => {
                 plain(503, format!("the flow serving {} is stopping", req.path))
             }

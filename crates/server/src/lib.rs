@@ -2,6 +2,8 @@
 //! API, redeploys changed flow files, and drains on SIGTERM.
 
 pub mod admin;
+pub mod archive;
+pub mod control;
 pub mod deploy;
 mod error;
 pub mod http;
@@ -50,7 +52,15 @@ pub fn validate(
     dir: &std::path::Path,
     registry: Registry,
 ) -> Result<usize, Vec<sluice_flow::Diagnostic>> {
-    let project = project::load(dir, &registry)?;
+    validate_with(dir, &registry)
+}
+
+/// [`validate`] with a registry the caller keeps (the admin API's deploy).
+pub fn validate_with(
+    dir: &std::path::Path,
+    registry: &Registry,
+) -> Result<usize, Vec<sluice_flow::Diagnostic>> {
+    let project = project::load(dir, registry)?;
     // Not a problem of one file: reported at the project folder.
     let internal = |e: &dyn std::error::Error| {
         vec![sluice_flow::Diagnostic::whole(
@@ -273,6 +283,7 @@ fn serve(
         let http_state = Arc::new(HttpState {
             router,
             settings: project.settings.http.clone(),
+            stopped: deployment.stopped_paths(),
         });
         let http_task = tokio::spawn(http::serve(http_l, http_state, tls, stop_rx.clone()));
         let admin_state = Arc::new(AdminState {
@@ -283,6 +294,7 @@ fn serve(
                 auth: queues::auth(&project.settings),
             }) as Arc<dyn AdminRoutes>],
             auth: queues::auth(&project.settings),
+            admin: project.settings.admin.clone(),
             in_flight: Arc::clone(admin_in_flight),
         });
         let admin_task = tokio::spawn(serve_admin(admin_l, admin_state, stop_rx));

@@ -14,6 +14,9 @@
 //!   users: { app: secret }         # user → password
 //!   tokens: [ "…" ]                # bearer tokens
 //!   tls: { cert_file: certs/qm.pem, key_file: certs/qm.key }   # the client protocol's TCP port
+//! admin:                           # roles on the admin API (without it: queue_manager's users)
+//!   users: { alice: { password_sha256: "…", role: admin } }
+//!   tokens: [ { sha256: "…", role: viewer } ]
 //! queues:
 //!   - { name: ORDERS.IN, max_depth: 10000, backout_threshold: 3, backout_queue: ORDERS.BACKOUT }
 //!   - { name: ORDERS.ALIAS, type: alias, target: ORDERS.IN }
@@ -81,11 +84,49 @@ impl Default for QmSettings {
     }
 }
 
+/// What an admin API client may do; each role may do what the ones before it may.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// Read: flows, statistics, node types, health, metrics.
+    Viewer,
+    /// And control flows: start, stop, restart, instances, statistics reset.
+    Operator,
+    /// And deploy archives and roll back.
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Operator => "operator",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+/// A credential of the admin API: the SHA-256 of its password or token (lowercase hex).
+#[derive(Clone, Debug)]
+pub struct AdminCredential {
+    pub sha256: String,
+    pub role: Role,
+}
+
+/// `admin:`: the admin API's users and tokens with their roles.
+#[derive(Clone, Debug, Default)]
+pub struct AdminSettings {
+    /// user name → password hash and role.
+    pub users: Vec<(String, AdminCredential)>,
+    pub tokens: Vec<AdminCredential>,
+}
+
 /// Everything sluice.yaml sets.
 #[derive(Clone, Debug, Default)]
 pub struct Settings {
     pub http: HttpSettings,
     pub queue_manager: QmSettings,
+    /// Roles on the admin API; None leaves it to the queue manager's users and tokens.
+    pub admin: Option<AdminSettings>,
     /// Queues to define (or alter to match) at start.
     pub queues: Vec<sluice_qm::QueueDef>,
     /// Named datasources, paths as written (relative to the project folder).
@@ -193,6 +234,7 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
                 }
             }
             "queue_manager" => read_qm(&mut r, v, &mut s.queue_manager),
+            "admin" => s.admin = Some(read_admin(&mut r, v)),
             "datasources" => read_datasources(&mut r, v, &mut s.datasources),
             "brokers" => read_brokers(&mut r, v, &mut s.brokers),
             "queues" => {
@@ -375,7 +417,110 @@ fn read_qm(r: &mut Reader, v: &Yaml, q: &mut QmSettings) {
     }
 }
 
-const TOP_KEYS: &[&str] = &["http", "queues", "queue_manager", "datasources", "brokers"];
+/// `admin:`: users (name → password hash and role) and tokens (hash and role).
+fn read_admin(r: &mut Reader, v: &Yaml) -> AdminSettings {
+    let mut a = AdminSettings::default();
+    for (k, val) in r.entries(v, "admin", ADMIN_KEYS) {
+        if k == "users" {
+            let YamlKind::Map(m) = &val.kind else {
+                r.err(
+                    val,
+                    "`users` maps user names to `{ password_sha256: HEX, role: ROLE }`",
+                    None,
+                );
+                continue;
+            };
+            for (name, def) in m {
+                let name = r.text(name);
+                if let Some(c) = read_credential(r, def, "user", "password_sha256") {
+                    a.users.push((name, c));
+                }
+            }
+        } else {
+            let YamlKind::Seq(items) = &val.kind else {
+                r.err(
+                    val,
+                    "`tokens` is a list of `{ sha256: HEX, role: ROLE }`",
+                    None,
+                );
+                continue;
+            };
+            for item in items {
+                if let Some(c) = read_credential(r, item, "token", "sha256") {
+                    a.tokens.push(c);
+                }
+            }
+        }
+    }
+    a
+}
+
+/// One user's or token's hash and role.
+fn read_credential(
+    r: &mut Reader,
+    v: &Yaml,
+    what: &str,
+    hash_key: &str,
+) -> Option<AdminCredential> {
+    let keys = if what == "user" {
+        ADMIN_USER_KEYS
+    } else {
+        ADMIN_TOKEN_KEYS
+    };
+    let mut hash = None;
+    let mut role = None;
+    let before = r.problems.len();
+    for (k, val) in r.entries(v, what, keys) {
+        if k == "role" {
+            let t = r.text(val);
+            role = match t.as_str() {
+                "viewer" => Some(Role::Viewer),
+                "operator" => Some(Role::Operator),
+                "admin" => Some(Role::Admin),
+                other => {
+                    r.err(
+                        val,
+                        format!("unknown role `{other}`"),
+                        Some("use viewer, operator or admin".into()),
+                    );
+                    None
+                }
+            };
+        } else {
+            let t = r.text(val).to_ascii_lowercase();
+            if t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+                hash = Some(t);
+            } else {
+                r.err(
+                    val,
+                    format!("`{hash_key}` must be a SHA-256 as 64 hex digits"),
+                    Some("make it with `printf %s 'SECRET' | sha256sum`".into()),
+                );
+            }
+        }
+    }
+    match (hash, role) {
+        (Some(sha256), Some(role)) => Some(AdminCredential { sha256, role }),
+        _ => {
+            if r.problems.len() == before {
+                r.err(v, format!("a {what} needs `{hash_key}` and `role`"), None);
+            }
+            None
+        }
+    }
+}
+
+const TOP_KEYS: &[&str] = &[
+    "http",
+    "queues",
+    "queue_manager",
+    "admin",
+    "datasources",
+    "brokers",
+];
+const ADMIN_KEYS: &[&str] = &["users", "tokens"];
+const ADMIN_USER_KEYS: &[&str] = &["password_sha256", "role"];
+const ADMIN_TOKEN_KEYS: &[&str] = &["sha256", "role"];
 const DATASOURCE_KEYS: &[&str] = &["sqlite", "postgres", "password_env"];
 const HTTP_KEYS: &[&str] = &[
     "max_request_bytes",
@@ -400,6 +545,9 @@ pub const KEYS: &[(&str, &[&str])] = &[
     ("http", HTTP_KEYS),
     ("tls", TLS_KEYS),
     ("queue_manager", QM_KEYS),
+    ("admin", ADMIN_KEYS),
+    ("admin user", ADMIN_USER_KEYS),
+    ("admin token", ADMIN_TOKEN_KEYS),
     ("queue", QUEUE_KEYS),
     ("datasource", DATASOURCE_KEYS),
     ("broker", BROKER_KEYS),
@@ -753,6 +901,55 @@ mod tests {
         );
         let p = problems("datasources:\n  A: { postgres: 'postgresql://[::1' }\n");
         assert!(p.len() == 1 && p[0].contains("sluice.yaml:2:"), "{p:?}");
+    }
+}
+
+#[cfg(test)]
+mod admin_tests {
+    use super::{Role, parse};
+
+    const HASH: &str = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
+
+    #[test]
+    fn admin_users_and_tokens_are_read_with_their_roles_when_valid() {
+        let s = parse(
+            "sluice.yaml",
+            &format!(
+                "admin:\n  users:\n    alice: {{ password_sha256: {HASH}, role: admin }}\n  tokens:\n    - {{ sha256: {}, role: viewer }}\n",
+                HASH.to_uppercase()
+            ),
+        )
+        .expect("valid");
+        let a = s.admin.expect("admin");
+        assert_eq!(a.users[0].0, "alice");
+        assert_eq!(a.users[0].1.role, Role::Admin);
+        assert_eq!(a.tokens[0].sha256, HASH);
+        assert_eq!(a.tokens[0].role, Role::Viewer);
+        assert!(
+            parse("sluice.yaml", "http: {}\n")
+                .expect("valid")
+                .admin
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn admin_settings_fail_with_their_line_when_a_hash_or_role_is_wrong() {
+        let p = parse(
+            "sluice.yaml",
+            "admin:\n  users:\n    bob: { password_sha256: secret, role: admin }\n",
+        )
+        .expect_err("plain password");
+        assert!(p[0].to_string().contains("sluice.yaml:3:"), "{}", p[0]);
+        assert!(p[0].to_string().contains("64 hex digits"), "{}", p[0]);
+        let p = parse(
+            "sluice.yaml",
+            &format!("admin:\n  tokens:\n    - {{ sha256: {HASH}, role: root }}\n"),
+        )
+        .expect_err("bad role");
+        assert!(p[0].to_string().contains("sluice.yaml:3:"), "{}", p[0]);
+        assert!(p[0].to_string().contains("unknown role `root`"), "{}", p[0]);
+        assert!(Role::Viewer < Role::Operator && Role::Operator < Role::Admin);
     }
 }
 
