@@ -2,8 +2,6 @@
 //! flow's instances on a running server (its admin API), the queue-manager transport, and the
 //! in-process transport that runs the project's flows inside the harness.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,29 +29,8 @@ fn admin(
     path: &str,
     body: &[u8],
 ) -> Result<(u16, Vec<u8>), BenchError> {
-    let io = |e: std::io::Error| BenchError::io(format!("{method} {path} on the admin API"), e);
-    let mut s = TcpStream::connect((host, port)).map_err(io)?;
-    s.set_read_timeout(Some(Duration::from_secs(60)))
-        .map_err(io)?;
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes())
-        .and_then(|_| s.write_all(body))
-        .map_err(io)?;
-    let mut all = Vec::new();
-    s.read_to_end(&mut all).map_err(io)?;
-    let end = all
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| BenchError::transport("the admin API sent a malformed response"))?;
-    let status = std::str::from_utf8(&all[..end])
-        .ok()
-        .and_then(|h| h.split(' ').nth(1))
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    Ok((status, all[end + 4..].to_vec()))
+    crate::admin_cli::http(host, port, method, path, &[], body)
+        .map_err(|e| BenchError::io(format!("{method} {path} on the admin API"), e))
 }
 
 /// The flow whose input node serves the case's HTTP path or input queue.

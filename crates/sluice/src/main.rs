@@ -1,5 +1,6 @@
 //! `sluice`: run a project, validate it, and the tools around it.
 
+mod admin_cli;
 mod bench;
 mod bundle;
 mod import_cli;
@@ -54,6 +55,8 @@ enum Command {
     Nodes,
     /// Queues and messages of a running server's queue manager.
     Qm(qm_cli::QmArgs),
+    /// Deploy and control a running server through its admin API.
+    Admin(admin_cli::AdminArgs),
     /// ESQL tools.
     Esql {
         #[command(subcommand)]
@@ -157,6 +160,7 @@ fn main() -> ExitCode {
             }
         },
         Command::Qm(args) => qm_cli::run(args),
+        Command::Admin(args) => admin_cli::run(args),
         Command::Esql {
             command: EsqlCommand::Check { paths },
         } => {
