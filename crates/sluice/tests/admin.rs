@@ -242,7 +242,7 @@ fn deploy_validates_swaps_and_rolls_back_with_roles_checked() {
     let r = admin(&s, "POST", "/api/v1/deploy", Some(&alice), &bad);
     assert_eq!(r.status, 400, "{}", r.text());
     let problems = json(&r)["problems"].to_string();
-    assert!(problems.contains("flows/broken.yaml:"), "{problems}");
+    assert!(problems.contains("flows/broken.yaml:4:"), "{problems}");
     assert!(problems.contains("NoSuchNode"), "{problems}");
     assert_eq!(s.post("/new", b"x").status, 200);
     assert_eq!(s.post("/echo", b"x").status, 200);
