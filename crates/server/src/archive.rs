@@ -243,6 +243,7 @@ fn previous_dir(dep: &Deployment) -> Result<PathBuf, ServerError> {
 
 /// Validate an archive and deploy it in place of the project's flows, subflows and ESQL.
 pub fn deploy(dep: &Deployment, bytes: &[u8]) -> Result<Deployed, ServerError> {
+    let _one = dep.deploying.lock();
     let previous = previous_dir(dep)?;
     let staging = dep.dir().join(STAGING);
     remove_if_there(&staging)?;
@@ -280,6 +281,7 @@ fn deploy_staged(
 
 /// Put the version before the last deploy (or rollback) back.
 pub fn rollback(dep: &Deployment) -> Result<Deployed, ServerError> {
+    let _one = dep.deploying.lock();
     let previous = previous_dir(dep)?;
     if !previous.is_dir() {
         return Err(ServerError::NoPreviousVersion);

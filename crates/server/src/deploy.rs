@@ -75,6 +75,9 @@ pub struct Deployment {
     /// The subflow files as the running flows were built from them.
     subflows: Mutex<EsqlStamp>,
     stopped_paths: StoppedPaths,
+    /// Held by a deploy or rollback from start to end: one at a time, as they share the
+    /// staging folders.
+    pub(crate) deploying: Mutex<()>,
 }
 
 /// Each ESQL file of the project with its modification time and length.
@@ -146,6 +149,7 @@ impl Deployment {
             esql: Mutex::new(esql_stamp(dir)),
             subflows: Mutex::new(subflow_stamp(dir)),
             stopped_paths: StoppedPaths::default(),
+            deploying: Mutex::new(()),
         }
     }
 
@@ -488,5 +492,29 @@ impl Deployment {
         for r in flows.into_values().filter_map(|d| d.running) {
             r.stop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopped_flow_serving_matches_exact_paths_and_prefixes_when_listed() {
+        let paths = StoppedPaths::default();
+        paths.write().extend([
+            ("/orders".to_string(), "orders".to_string()),
+            ("/files/*".to_string(), "files".to_string()),
+        ]);
+        assert_eq!(
+            stopped_flow_serving(&paths, "/orders").as_deref(),
+            Some("orders")
+        );
+        assert_eq!(stopped_flow_serving(&paths, "/orders/1"), None);
+        assert_eq!(
+            stopped_flow_serving(&paths, "/files/a/b").as_deref(),
+            Some("files")
+        );
+        assert_eq!(stopped_flow_serving(&paths, "/other"), None);
     }
 }
