@@ -24,6 +24,7 @@ pub static RESET_CONTENT_DESCRIPTOR: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "An XML body goes on as BLOB bytes, unchanged",

@@ -24,6 +24,7 @@ pub static HTTP_HEADER: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "A reply header from the body, and the request's headers dropped",
         properties: "reply: add, reply_headers: { X-Order: $Body/order/id, Cache-Control: no-store }, input: delete",

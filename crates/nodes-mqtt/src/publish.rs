@@ -34,6 +34,7 @@ pub static MQTT_PUBLISH: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "Each message is published on `plant/alerts`, retained",
         properties: "broker: local, topic: plant/alerts, qos: 1, retain: true",

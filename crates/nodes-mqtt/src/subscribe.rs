@@ -44,6 +44,7 @@ pub static MQTT_SUBSCRIBE: NodeSpec = NodeSpec {
     inputs: &[],
     outputs: InputOutputs::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[NodeExample {
         title: "Every reading published under `sensors/` starts the flow",
         properties: "broker: local, topics: ['sensors/+/temperature'], qos: 1, domain: JSON",

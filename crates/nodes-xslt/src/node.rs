@@ -71,6 +71,7 @@ pub static XSL_TRANSFORM: NodeSpec = NodeSpec {
     inputs: In::SPECS,
     outputs: XslTransformOutput::SPECS,
     dynamic_outputs: false,
+    dynamic_inputs: false,
     examples: &[
         NodeExample {
             title: "xsl/order-summary.xsl (in docs/transformation.md) sums an order, with a parameter",
@@ -177,7 +178,9 @@ impl Parsers {
         match d {
             Domain::Xmlnsc => &self.xml,
             Domain::Json => &self.json,
-            Domain::Blob => &self.blob,
+            // DFDL needs a message model, which this node has no way to name: it never
+            // chooses that domain.
+            Domain::Blob | Domain::Dfdl => &self.blob,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Every node family, for the server and the binary: each family is a crate of its own
-//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-mqtt`, `-patterns`, `-tcpip`), so that a change
-//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-patterns`, `-tcpip`, `-xslt`), so that a change
+//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-mqtt`, `-patterns`, `-tcpip`,
+//! `-xslt`), so that a change
 //! to one rebuilds only it and what bundles it; this crate registers them all.
 
 pub use sluice_nodes_core::{core, domains, routing, terminals};

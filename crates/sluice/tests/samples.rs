@@ -357,6 +357,8 @@ fn reminders_puts_a_reminder_on_its_queue_when_its_timer_falls_due() {
     // A timer that is gone cannot be cancelled.
     let r = server().post("/samples/reminders", b"<cancel><id>R1</id></cancel>");
     assert_eq!(r.status, 500, "{}", r.text());
+}
+
 #[test]
 fn dfdl_flows_parse_and_write_the_seeds_fixed_and_delimited_messages() {
     use sluice_bench::message::{Format, generate};
