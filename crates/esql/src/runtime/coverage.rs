@@ -77,11 +77,16 @@ pub const STATEMENTS: &[Item] = &[
     ok("CREATE FUNCTION", ""),
     ok("CREATE MODULE", ""),
     ok("CREATE PROCEDURE", ""),
+    noted(
+        "CREATE PROCEDURE … LANGUAGE DATABASE",
+        "",
+        "runs the datasource's procedure or function on PostgreSQL (IN, OUT, INOUT); an error on SQLite, which has none",
+    ),
     Item {
-        name: "CREATE FUNCTION/PROCEDURE … LANGUAGE JAVA / .NET / DATABASE",
+        name: "CREATE FUNCTION/PROCEDURE … LANGUAGE JAVA / .NET",
         example: "CALL JavaHelper();",
         status: Status::RuntimeError("is external"),
-        note: "Sluice runs ESQL routines only",
+        note: "Sluice runs ESQL and database routines only",
     },
     ok(
         "DECLARE",
