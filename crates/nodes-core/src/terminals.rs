@@ -1,6 +1,6 @@
 //! Terminals many node types share: their docs, and the sets that recur.
 
-use sluice_node_api::terminals;
+use sluice_node_api::{InstanceRunner, Invocation, Message, NodeError, terminals};
 
 pub const IN_DOC: &str = "The message to process.";
 pub const OUT_DOC: &str = "The message after processing.";
@@ -38,4 +38,26 @@ terminals! {
         Out = "out": OUT_DOC,
         Catch = "catch": CATCH_DOC,
     }
+}
+
+/// An input node's own failure (not one from downstream), named after the node: to its
+/// `failure` terminal with the exception in the ExceptionList when that is wired, else the
+/// error, which the node's transport then handles (backout, redelivery).
+pub fn own_failure(
+    runner: &mut dyn InstanceRunner,
+    inv: &mut Invocation,
+    msg: &mut Message,
+    mut e: NodeError,
+    label: &str,
+    node_type: &str,
+) -> Result<(), NodeError> {
+    e.exception.label = label.to_string();
+    e.exception.node_type = node_type.to_string();
+    if !runner.is_wired(InputOutputs::Failure.into()) {
+        return Err(e);
+    }
+    e.exception
+        .write_to(&mut msg.exception_list)
+        .map_err(NodeError::from)
+        .and_then(|_| runner.invoke(inv, InputOutputs::Failure.into(), msg))
 }

@@ -34,7 +34,7 @@ use sluice_qm::{GetOptions, InputHandle, QueueManager, UnitOfWork};
 use super::QueueWork;
 use super::headers;
 use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProps};
-use sluice_nodes_core::terminals::InputOutputs;
+use sluice_nodes_core::terminals::{InputOutputs, own_failure};
 
 pub static MQ_INPUT: NodeSpec = NodeSpec {
     type_name: "MQInput",
@@ -320,17 +320,9 @@ impl MqInput {
         runner: &mut dyn InstanceRunner,
         inv: &mut Invocation,
         msg: &mut sluice_node_api::Message,
-        mut e: NodeError,
+        e: NodeError,
     ) -> Result<(), NodeError> {
-        e.exception.label.clone_from(&self.label);
-        e.exception.node_type = "MQInput".into();
-        if !runner.is_wired(InputOutputs::Failure.into()) {
-            return Err(e);
-        }
-        e.exception
-            .write_to(&mut msg.exception_list)
-            .map_err(NodeError::from)
-            .and_then(|_| runner.invoke(inv, InputOutputs::Failure.into(), msg))
+        own_failure(runner, inv, msg, e, &self.label, "MQInput")
     }
 
     fn remember_failure(&self, msg_id: sluice_qm::MsgId, why: String) {

@@ -28,7 +28,7 @@ use sluice_node_api::{
     Terminals, properties,
 };
 use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
-use sluice_nodes_core::terminals::InputOutputs;
+use sluice_nodes_core::terminals::{InputOutputs, own_failure};
 use tokio::sync::{Notify, watch};
 
 use crate::connection::{self, Client, Event, Protocol, Qos, Received, Session};
@@ -356,17 +356,9 @@ impl MqttSubscribe {
         runner: &mut dyn InstanceRunner,
         inv: &mut Invocation,
         msg: &mut Message,
-        mut e: NodeError,
+        e: NodeError,
     ) -> Result<(), NodeError> {
-        e.exception.label.clone_from(&self.label);
-        e.exception.node_type = "MQTTSubscribe".into();
-        if !runner.is_wired(InputOutputs::Failure.into()) {
-            return Err(e);
-        }
-        e.exception
-            .write_to(&mut msg.exception_list)
-            .map_err(NodeError::from)
-            .and_then(|_| runner.invoke(inv, InputOutputs::Failure.into(), msg))
+        own_failure(runner, inv, msg, e, &self.label, "MQTTSubscribe")
     }
 
     fn forget(&self, key: &(String, u16)) {
