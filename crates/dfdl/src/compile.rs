@@ -362,10 +362,7 @@ impl Compiler {
             file: node.file.clone(),
             line: node.line,
         };
-        let enc_name = props.or("encoding", "UTF-8");
-        let encoding = Encoding::from_name(enc_name)
-            .ok_or_else(|| props.bad("encoding", &loc, format!("'{enc_name}' is not supported")))?;
-        let newline = newline(&props, &encoding, &loc)?;
+        let (encoding, newline) = text_encoding(&props, &loc)?;
         let delims = |name: &str| -> Result<Delims, DfdlError> {
             Delims::parse(props.or(name, ""), &encoding, &newline)
                 .map_err(|m| props.bad(name, &loc, m))
@@ -537,10 +534,7 @@ impl Compiler {
             file: g.file.clone(),
             line: g.line,
         };
-        let enc_name = props.or("encoding", "UTF-8");
-        let encoding = Encoding::from_name(enc_name)
-            .ok_or_else(|| props.bad("encoding", &loc, format!("'{enc_name}' is not supported")))?;
-        let newline = newline(&props, &encoding, &loc)?;
+        let (encoding, newline) = text_encoding(&props, &loc)?;
         let delims = |name: &str| -> Result<Delims, DfdlError> {
             Delims::parse(props.or(name, ""), &encoding, &newline)
                 .map_err(|m| props.bad(name, &loc, m))
@@ -604,6 +598,15 @@ fn appinfos(ann: &XNode) -> impl Iterator<Item = &XNode> {
         a.attr("source")
             .is_some_and(|s| s.trim_end_matches('/') == "http://www.ogf.org/dfdl")
     })
+}
+
+/// The encoding a component's text and delimiters are in, and the bytes `%NL;` writes.
+fn text_encoding(props: &Props, loc: &Loc) -> Result<(Encoding, Vec<u8>), DfdlError> {
+    let name = props.or("encoding", "UTF-8");
+    let encoding = Encoding::from_name(name)
+        .ok_or_else(|| props.bad("encoding", loc, format!("'{name}' is not supported")))?;
+    let newline = newline(props, &encoding, loc)?;
+    Ok((encoding, newline))
 }
 
 fn newline(props: &Props, enc: &Encoding, loc: &Loc) -> Result<Vec<u8>, DfdlError> {
