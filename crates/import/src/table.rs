@@ -109,6 +109,7 @@ pub static NODE_TYPES: &[NodeType] = &[
                 Conv::Words(&[
                     ("queueName", "queue_name"),
                     ("replyToQueue", "reply_to_queue"),
+                    ("list", "destination_list"),
                     ("destinationList", "destination_list"),
                 ]),
             ),
