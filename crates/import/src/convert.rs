@@ -25,14 +25,19 @@ pub struct Converted {
     pub unmapped: Vec<Unmapped>,
 }
 
-/// How another flow file is named in Sluice: subflows by their path in the workspace.
-pub trait SubflowNames {
+/// What a flow's conversion looks up in the rest of the workspace: subflows by their path,
+/// message models by the message types they define.
+pub trait Workspace {
     /// The Sluice subflow name of the file at `path` (`audit/Audit.subflow`), if there is one.
     fn subflow(&self, path: &str) -> Option<String>;
 
     /// How a value of the subflow's promoted property `prop` is carried across: as the first
     /// node property it targets is.
     fn promoted(&self, path: &str, prop: &str) -> Option<table::Conv>;
+
+    /// The model file (`models/order.xsd`, relative to the project) whose global element
+    /// `element` is, if one is.
+    fn model(&self, element: &str) -> Option<String>;
 }
 
 /// How a value of promoted property `p` is carried across: as the first node property it
@@ -90,6 +95,10 @@ fn value_text(v: &Value) -> String {
         Value::Text(t) => scalar(t),
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => b.to_string(),
+        Value::List(items) => {
+            let items: Vec<String> = items.iter().map(|i| scalar(i)).collect();
+            format!("[{}]", items.join(", "))
+        }
         Value::None => String::new(),
     }
 }
@@ -129,7 +138,7 @@ fn strip_terminal(t: &str) -> &str {
 }
 
 /// Convert one flow. `subflow` is true for a subflow file (`subflow:` instead of `flow:`).
-pub fn convert(name: &str, flow: &XmiFlow, subflow: bool, names: &dyn SubflowNames) -> Converted {
+pub fn convert(name: &str, flow: &XmiFlow, subflow: bool, names: &dyn Workspace) -> Converted {
     let labels = labels(flow);
     let mut unmapped = Vec::new();
     let mut yaml = String::new();
@@ -281,7 +290,7 @@ fn node_lines(
     n: &XmiNode,
     label: &str,
     udps: &[(String, String)],
-    names: &dyn SubflowNames,
+    names: &dyn Workspace,
     lines: &mut Vec<String>,
     unmapped: &mut Vec<Unmapped>,
     instances: &mut usize,
@@ -330,6 +339,9 @@ fn node_lines(
         }
         NodeKind::Builtin(product) => product,
     };
+    for (what, why) in &n.problems {
+        miss(what.clone(), why.clone());
+    }
     let Some(t) = table::node_type(product) else {
         miss(format!("node type `{product}`"), "not in Sluice yet".into());
         return product
@@ -358,6 +370,32 @@ fn node_lines(
             Ok(Value::None) => {}
             Ok(value) => lines.push(format!("{}: {}", prop.sluice, value_text(&value))),
             Err(reason) => miss(format!("property `{k}` = `{v}`"), reason),
+        }
+    }
+    if t.props.iter().any(|p| p.conv == table::Conv::Broker) {
+        lines.push(format!(
+            "broker: {}",
+            scalar(&table::mqtt_broker(&n.attrs).0)
+        ));
+    }
+    if let Some(ty) = lines.iter().find_map(|l| l.strip_prefix("message_type: ")) {
+        let ty = ty.trim_matches('\'');
+        match names.model(ty) {
+            Some(model) => lines.push(format!("message_model: {}", scalar(&model))),
+            None => miss(
+                format!("message type `{ty}`"),
+                "no schema of the workspace defines that element".into(),
+            ),
+        }
+    }
+    if t.sluice == "HTTPHeader" {
+        for (el, _) in &n.children {
+            miss(
+                format!("header entry `{el}`"),
+                "header values are not read from the flow file yet: list them in the node's \
+                 `*_headers` property"
+                    .into(),
+            );
         }
     }
     if t.sluice == "Route" {

@@ -1,21 +1,26 @@
 //! `sluice import`: an ACE/IIB workspace (or one application, library or unzipped BAR file) as
 //! a Sluice project — message flows and subflows as flow files with BAR overrides applied,
-//! ESQL beside them, the queues and datasources the flows name in sluice.yaml — with
+//! ESQL beside them, schemas in `models/`, stylesheets in `xsl/`, WSDL files in `services/`,
+//! policies as datasources, brokers and node settings, the queues, datasources and brokers
+//! the flows name in sluice.yaml — with
 //! `IMPORT-REPORT.md` listing everything
 //! that did not map, where it is and why. Nothing is dropped silently: a node Sluice does not
 //! have is written with the product's type name, which validation then names.
 
 mod convert;
 mod overrides;
+mod policies;
 mod report;
+mod resources;
 pub mod table;
 mod xmi;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-pub use convert::Unmapped;
+pub use convert::{Converted, Unmapped};
 pub use overrides::Override;
+pub use policies::{Outcome, Policy, outcome as policy_outcome, read as read_policies};
 pub use report::{complete, migration_doc};
 
 /// Why an import could not run.
@@ -77,10 +82,19 @@ impl FlowResult {
 pub struct Summary {
     pub flows: Vec<FlowResult>,
     pub esql_files: usize,
-    /// Files of kinds the import does not carry across yet (schemas, maps, policies …), by kind.
+    /// Files of kinds the import does not carry across yet (maps, Java …), by kind.
     pub not_imported: BTreeMap<String, Vec<String>>,
+    /// Files copied into the project as they are (schemas, stylesheets, WSDL): the project
+    /// folder they went to, and each file's place there.
+    pub carried: BTreeMap<String, Vec<String>>,
+    /// Each policy of the workspace and what it became.
+    pub policies: Vec<(Policy, Outcome)>,
+    /// Files that could not be read or placed (a broken policy file …), with why.
+    pub unreadable: Vec<String>,
     pub queues: BTreeSet<String>,
     pub datasources: BTreeSet<String>,
+    /// The MQTT brokers the nodes name: entry name → URL.
+    pub brokers: BTreeMap<String, String>,
     /// BAR override lines found, and those that could not be applied, with why.
     pub overrides: usize,
     /// Whether the project validated, once the flows with problems moved aside.
@@ -153,9 +167,15 @@ struct Names {
     subflows: BTreeSet<String>,
     /// Each subflow's promoted properties and how their values are carried across.
     promoted: BTreeMap<(String, String), table::Conv>,
+    /// Global elements of the schemas carried into `models/`: name → the file.
+    models: BTreeMap<String, String>,
 }
 
-impl convert::SubflowNames for Names {
+impl convert::Workspace for Names {
+    fn model(&self, element: &str) -> Option<String> {
+        self.models.get(element).cloned()
+    }
+
     fn subflow(&self, path: &str) -> Option<String> {
         self.subflows
             .contains(path)
@@ -170,6 +190,36 @@ impl convert::SubflowNames for Names {
     }
 }
 
+/// A workspace of one file: no subflows, no models.
+pub(crate) struct Alone;
+
+impl convert::Workspace for Alone {
+    fn subflow(&self, _: &str) -> Option<String> {
+        None
+    }
+
+    fn promoted(&self, _: &str, _: &str) -> Option<table::Conv> {
+        None
+    }
+
+    fn model(&self, _: &str) -> Option<String> {
+        None
+    }
+}
+
+/// One flow file's text (`shown` names it in errors) converted on its own, as `import` converts
+/// each file but without the rest of its workspace: subflows and message models it names are
+/// reported as missing.
+pub fn convert_flow(
+    name: &str,
+    shown: &str,
+    text: &str,
+    subflow: bool,
+) -> Result<Converted, ImportError> {
+    let flow = xmi::read(shown, text)?;
+    Ok(convert::convert(name, &flow, subflow, &Alone))
+}
+
 /// Import the workspace at `from` into a new project folder `to`.
 pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportError> {
     let mut files = Vec::new();
@@ -181,6 +231,8 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
     let mut sources = Vec::new();
     let mut esql = Vec::new();
     let mut bar = Vec::new();
+    let mut copies = Vec::new();
+    let mut policies = Vec::new();
     for f in &files {
         let ext = f.extension().and_then(|e| e.to_str()).unwrap_or_default();
         let shown = rel(f, from);
@@ -204,8 +256,33 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
                     bar.extend(found);
                 }
             }
-            "xsd" | "mxsd" | "dfdl" | "map" | "msgmap" | "xsl" | "xslt" | "policyxml"
-            | "monprofile" | "wsdl" | "java" | "jar" => summary
+            "xsd" | "xsl" | "xslt" | "wsdl" => {
+                let dir = match ext {
+                    "xsd" => "models",
+                    "wsdl" => "services",
+                    _ => "xsl",
+                };
+                // A file already kept in a folder of that name stays there, not below it.
+                let place = rel(f, &project_of(f, from));
+                let place = match place.strip_prefix(dir).and_then(|p| p.strip_prefix('/')) {
+                    Some(p) => p.to_string(),
+                    None => place,
+                };
+                copies.push((f.clone(), dir, place));
+            }
+            "policyxml" => {
+                let text = std::fs::read_to_string(f).map_err(io(f))?;
+                let project = project_of(f, from);
+                let project = project
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                match policies::read(&project, &shown, &text) {
+                    Ok(ps) => policies.extend(ps),
+                    Err(e) => summary.unreadable.push(e.to_string()),
+                }
+            }
+            "mxsd" | "dfdl" | "map" | "msgmap" | "monprofile" | "java" | "jar" => summary
                 .not_imported
                 .entry(ext.to_string())
                 .or_default()
@@ -244,6 +321,16 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
             summary.unapplied_overrides.push((o.clone(), reason));
         }
     }
+    for f in read.iter_mut().flatten() {
+        resources::apply_policies(f, &policies);
+    }
+    summary.policies = policies
+        .into_iter()
+        .map(|p| {
+            let o = policies::outcome(&p);
+            (p, o)
+        })
+        .collect();
     let mut used = BTreeSet::new();
     for f in read.iter().flatten() {
         for n in &f.nodes {
@@ -256,7 +343,37 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
         by_key: BTreeMap::new(),
         subflows: BTreeSet::new(),
         promoted: BTreeMap::new(),
+        models: BTreeMap::new(),
     };
+    for (f, dir, place) in &copies {
+        let written = format!("{dir}/{place}");
+        let dest = to.join(&written);
+        if dest.exists() {
+            summary.unreadable.push(format!(
+                "{}: not copied: another file of the workspace is already {written}",
+                rel(f, from)
+            ));
+            continue;
+        }
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        std::fs::copy(f, &dest).map_err(io(f))?;
+        if *dir == "models" {
+            let text = std::fs::read_to_string(f).map_err(io(f))?;
+            for element in resources::global_elements(&text) {
+                names
+                    .models
+                    .entry(element)
+                    .or_insert_with(|| written.clone());
+            }
+        }
+        summary
+            .carried
+            .entry(dir.to_string())
+            .or_default()
+            .push(written);
+    }
     for (s, f) in sources.iter().zip(&read) {
         let Ok(f) = f else { continue };
         for p in &f.properties {
@@ -305,7 +422,7 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
                 continue;
             }
         };
-        collect_resources(&flow, &mut summary);
+        resources::collect_resources(&flow, &mut summary);
         let name = &names.by_key[&s.key];
         let c = convert::convert(name, &flow, subflow, &names);
         let written = format!("{}/{name}.yaml", if subflow { "subflows" } else { "flows" });
@@ -330,61 +447,8 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
         std::fs::copy(f, &dest).map_err(io(f))?;
         summary.esql_files += 1;
     }
-    write_settings(to, &summary)?;
+    resources::write_settings(to, &summary)?;
     Ok(summary)
-}
-
-/// The queues MQ nodes name and the datasources ESQL nodes name.
-fn collect_resources(flow: &xmi::XmiFlow, summary: &mut Summary) {
-    for n in &flow.nodes {
-        for (k, v) in &n.attrs {
-            if v.is_empty() {
-                continue;
-            }
-            match k.as_str() {
-                "queueName" => {
-                    summary.queues.insert(v.clone());
-                }
-                "dataSource" => {
-                    summary.datasources.insert(v.clone());
-                }
-                _ => {}
-            }
-        }
-    }
-}
-
-/// sluice.yaml with the queues and datasources the flows name. A datasource becomes an SQLite
-/// file under data/ until the user points it at the database it stands for.
-fn write_settings(to: &Path, summary: &Summary) -> Result<(), ImportError> {
-    let path = to.join("sluice.yaml");
-    if path.exists() || (summary.queues.is_empty() && summary.datasources.is_empty()) {
-        return Ok(());
-    }
-    if !summary.datasources.is_empty() {
-        let data = to.join("data");
-        std::fs::create_dir_all(&data).map_err(io(&data))?;
-    }
-    let mut text = String::from(
-        "# Written by `sluice import`: the queues and datasources the imported flows name.\n",
-    );
-    if !summary.queues.is_empty() {
-        text.push_str("queues:\n");
-        for q in &summary.queues {
-            text.push_str(&format!("  - name: {}\n", convert::scalar(q)));
-        }
-    }
-    if !summary.datasources.is_empty() {
-        text.push_str("datasources:\n");
-        for d in &summary.datasources {
-            let file = d.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
-            text.push_str(&format!(
-                "  {}:\n    sqlite: data/{file}.sqlite   # point this at the real database\n",
-                convert::scalar(d)
-            ));
-        }
-    }
-    std::fs::write(&path, text).map_err(io(&path))
 }
 
 /// Validates a project folder: each problem's file (relative to the folder) and text.

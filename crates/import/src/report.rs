@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::Summary;
 use crate::table::{Conv, NO_EFFECT, NODE_TYPES};
+use crate::{Outcome, Summary};
 
 fn share(part: usize, whole: usize) -> String {
     if whole == 0 {
@@ -62,9 +62,16 @@ pub fn render(from: &Path, s: &Summary, problems: &BTreeMap<String, Vec<String>>
     );
     let _ = writeln!(
         out,
-        "- sluice.yaml: queues {}, datasources {} (SQLite files until pointed at the real databases)\n",
+        "- sluice.yaml: queues {}, datasources {}, brokers {}",
         s.queues.len(),
-        s.datasources.len()
+        s.datasources.len(),
+        s.brokers.len()
+    );
+    let _ = writeln!(
+        out,
+        "- Files carried across: {}; policies: {}\n",
+        s.carried.values().map(Vec::len).sum::<usize>(),
+        s.policies.len()
     );
     out.push_str(
         "A flow is complete when every node and property mapped and `sluice validate` finds \
@@ -156,12 +163,50 @@ pub fn render(from: &Path, s: &Summary, problems: &BTreeMap<String, Vec<String>>
         }
         out.push('\n');
     }
+    if !s.policies.is_empty() {
+        out.push_str("## Policies\n\n| policy | file:line | became |\n|---|---|---|\n");
+        for (p, o) in &s.policies {
+            let became = match o {
+                Outcome::Datasource { name, .. } => {
+                    format!("datasource `{name}` in sluice.yaml (password from the environment)")
+                }
+                Outcome::NodeValues => "the settings of the nodes that name it".into(),
+                Outcome::EmbeddedQueueManager => "the embedded queue manager".into(),
+                Outcome::Unmapped(why) => format!("**not mapped**: {why}"),
+            };
+            let _ = writeln!(
+                out,
+                "| `{{{}}}:{}` ({}) | {}:{} | {} |",
+                p.project,
+                p.name,
+                p.kind,
+                p.source,
+                p.line,
+                became.replace('|', "\\|")
+            );
+        }
+        out.push('\n');
+    }
+    if !s.carried.is_empty() {
+        out.push_str("## Files carried across\n\n");
+        for (dir, files) in &s.carried {
+            let _ = writeln!(out, "- `{dir}/`: {}", files.join(", "));
+        }
+        out.push('\n');
+    }
+    if !s.unreadable.is_empty() {
+        out.push_str("## Files that could not be read or placed\n\n");
+        for u in &s.unreadable {
+            let _ = writeln!(out, "- {u}");
+        }
+        out.push('\n');
+    }
     if !s.not_imported.is_empty() {
         out.push_str("## Files not carried across\n\n");
         out.push_str(
-            "Schemas, maps, stylesheets, policies, monitoring profiles, Java and `.properties` \
-             files without BAR override lines are not imported yet; bring across what the \
-             flows need by hand.\n\n",
+            "Maps, MRM message sets, monitoring profiles, Java and `.properties` files without \
+             BAR override lines are not imported yet; bring across what the flows need by \
+             hand.\n\n",
         );
         for (kind, files) in &s.not_imported {
             let _ = writeln!(out, "- `.{kind}`: {}", files.join(", "));
@@ -180,6 +225,13 @@ fn conv_text(c: Conv) -> String {
             "XMLNSC, JSON, BLOB as they are; XMLNS and XML → XMLNSC; others not yet".into()
         }
         Conv::Expect(v) => format!("`{v}` (what Sluice's node does); other values are reported"),
+        Conv::Under(dir) => format!("the file, carried into `{dir}`"),
+        Conv::MessageType => {
+            "`{namespace}:name` → `name`; `message_model` is the schema that defines it".into()
+        }
+        Conv::List => "a one-item list".into(),
+        Conv::Broker => "with host, port and TLS: `broker`, an entry of sluice.yaml".into(),
+        Conv::Elsewhere(why) => format!("reported: {why}"),
         Conv::Words(w) => w
             .iter()
             .map(|(p, s)| format!("`{p}` → `{s}`"))

@@ -18,6 +18,17 @@ pub enum Conv {
     Words(&'static [(&'static str, &'static str)]),
     /// A setting Sluice's node always has: this value maps (to nothing), any other is refused.
     Expect(&'static str),
+    /// A file of the workspace, carried into this project folder (`xsl/`): the path below it.
+    Under(&'static str),
+    /// A message type `{namespace}:name` (or `name`): the global element's name.
+    MessageType,
+    /// The text as a one-item list.
+    List,
+    /// Part of the broker the node names (host, port, TLS): written as `broker:` and a
+    /// `brokers:` entry of sluice.yaml.
+    Broker,
+    /// A property Sluice keeps elsewhere: any value but the empty one is reported, with why.
+    Elsewhere(&'static str),
 }
 
 /// One property of a node type: the product's attribute name, Sluice's property, how.
@@ -50,6 +61,24 @@ const fn p(product: &'static str, sluice: &'static str, conv: Conv) -> Prop {
 }
 
 const DOMAIN: Prop = p("messageDomainProperty", "domain", Conv::Domain);
+const MESSAGE_TYPE: Prop = p("messageTypeProperty", "message_type", Conv::MessageType);
+const MQTT_BROKER: [Prop; 4] = [
+    p("hostName", "broker", Conv::Broker),
+    p("port", "broker", Conv::Broker),
+    p("useSSL", "broker", Conv::Broker),
+    p(
+        "securityIdentity",
+        "",
+        Conv::Elsewhere(
+            "credentials belong to the broker: set `username` and `password_env` on its entry in sluice.yaml",
+        ),
+    ),
+];
+const HEADER_ACTION: &[(&str, &str)] = &[
+    ("CarryForward", "carry_forward"),
+    ("Add", "add"),
+    ("DeleteHeader", "delete"),
+];
 const YES_NO: &[(&str, &str)] = &[("yes", "yes"), ("no", "no"), ("automatic", "automatic")];
 const PERSISTENCE: &[(&str, &str)] = &[
     ("automatic", "as_input"),
@@ -94,6 +123,7 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("transactionMode", "transaction_mode", Conv::Words(YES_NO)),
             p("commitCount", "commit_count", Conv::Int),
             DOMAIN,
+            MESSAGE_TYPE,
         ],
         terminals: &[],
     },
@@ -145,7 +175,7 @@ pub static NODE_TYPES: &[NodeType] = &[
         product: "ComIbmWSInput",
         title: "HTTP Input",
         sluice: "HTTPInput",
-        props: &[p("URLSpecifier", "path", Conv::Text), DOMAIN],
+        props: &[p("URLSpecifier", "path", Conv::Text), DOMAIN, MESSAGE_TYPE],
         terminals: &[],
     },
     NodeType {
@@ -168,6 +198,7 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("httpMethod", "method", Conv::Text),
             p("timeoutForServer", "timeout_secs", Conv::Int),
             DOMAIN,
+            MESSAGE_TYPE,
         ],
         terminals: &[],
     },
@@ -297,6 +328,7 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("filenamePattern", "file_name_pattern", Conv::Text),
             p("archiveDirectory", "archive_directory", Conv::Text),
             DOMAIN,
+            MESSAGE_TYPE,
         ],
         terminals: &[("EndOfData", "end_of_data")],
     },
@@ -322,6 +354,7 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("inputDirectory", "directory", Conv::Text),
             p("filenamePattern", "file_name", Conv::Text),
             DOMAIN,
+            MESSAGE_TYPE,
         ],
         terminals: &[("noMatch", "no_match")],
     },
@@ -340,7 +373,7 @@ pub static NODE_TYPES: &[NodeType] = &[
         product: "ComIbmXslMqsi",
         title: "XSL Transform",
         sluice: "XSLTransform",
-        props: &[p("stylesheetName", "stylesheet", Conv::Text)],
+        props: &[p("stylesheetName", "stylesheet", Conv::Under("xsl/"))],
         terminals: &[],
     },
     NodeType {
@@ -455,7 +488,82 @@ pub static NODE_TYPES: &[NodeType] = &[
         ],
         terminals: &[],
     },
+    NodeType {
+        product: "ComIbmHTTPHeader",
+        title: "HTTP Header",
+        sluice: "HTTPHeader",
+        props: &[
+            p("httpInputHeader", "input", Conv::Words(HEADER_ACTION)),
+            p("httpReplyHeader", "reply", Conv::Words(HEADER_ACTION)),
+            p("httpRequestHeader", "request", Conv::Words(HEADER_ACTION)),
+            p("httpResponseHeader", "response", Conv::Words(HEADER_ACTION)),
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "com_ibm_connector_mqtt_ComIbmEventInput",
+        title: "MQTT Subscribe",
+        sluice: "MQTTSubscribe",
+        props: &[
+            p("connectorName", "", Conv::Expect("MQTT")),
+            p("topicName", "topics", Conv::List),
+            p("clientId", "client_id", Conv::Text),
+            p("qos", "qos", Conv::Int),
+            MQTT_BROKER[0],
+            MQTT_BROKER[1],
+            MQTT_BROKER[2],
+            MQTT_BROKER[3],
+            DOMAIN,
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "com_ibm_connector_mqtt_ComIbmOutput",
+        title: "MQTT Publish",
+        sluice: "MQTTPublish",
+        props: &[
+            p("connectorName", "", Conv::Expect("MQTT")),
+            p("topicName", "topic", Conv::Text),
+            p("clientId", "client_id", Conv::Text),
+            p("qos", "qos", Conv::Int),
+            MQTT_BROKER[0],
+            MQTT_BROKER[1],
+            MQTT_BROKER[2],
+            MQTT_BROKER[3],
+        ],
+        terminals: &[],
+    },
 ];
+
+/// The broker entry an MQTT node's host, port and TLS setting make: its name (`mqtt_HOST_PORT`,
+/// `mqtts_…` with TLS) and URL.
+pub fn mqtt_broker(attrs: &[(String, String)]) -> (String, String) {
+    let get = |k: &str| {
+        attrs
+            .iter()
+            .find(|(a, _)| a == k)
+            .map_or("", |(_, v)| v.trim())
+    };
+    let host = match get("hostName") {
+        "" => "localhost",
+        h => h,
+    };
+    let tls = get("useSSL") == "true";
+    let port = match get("port") {
+        "" if tls => "8883",
+        "" => "1883",
+        p => p,
+    };
+    let scheme = if tls { "ssl" } else { "tcp" };
+    let safe: String = format!("{host}_{port}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    (
+        format!("mqtt{}_{safe}", if tls { "s" } else { "" }),
+        format!("{scheme}://{host}:{port}"),
+    )
+}
 
 /// The node type the product calls `product`, when Sluice has it.
 pub fn node_type(product: &str) -> Option<&'static NodeType> {
@@ -491,6 +599,7 @@ pub fn convert(conv: Conv, value: &str) -> Result<Value, String> {
         Conv::Domain => match value {
             "XMLNSC" | "JSON" | "BLOB" => Value::Text(value.to_string()),
             "XMLNS" | "XML" => Value::Text("XMLNSC".into()),
+            "DFDL" => Value::Text("DFDL".into()),
             "" => Value::Text("BLOB".into()),
             other => return Err(format!("the {other} domain is not in Sluice yet")),
         },
@@ -502,6 +611,25 @@ pub fn convert(conv: Conv, value: &str) -> Result<Value, String> {
         Conv::Expect(v) => {
             return Err(format!("only `{v}` has a counterpart in Sluice's node"));
         }
+        Conv::Under(dir) => {
+            let file = value.trim_start_matches('/');
+            Value::Text(if file.starts_with(dir) {
+                file.to_string()
+            } else {
+                format!("{dir}{file}")
+            })
+        }
+        Conv::MessageType => {
+            let name = value.rsplit_once(':').map_or(value, |(_, n)| n);
+            if name.is_empty() || value.starts_with('{') && !value.contains("}:") {
+                return Err(format!("`{value}` is not a message type"));
+            }
+            Value::Text(name.to_string())
+        }
+        Conv::List => Value::List(vec![value.to_string()]),
+        Conv::Broker => Value::None,
+        Conv::Elsewhere(_) if value.is_empty() => Value::None,
+        Conv::Elsewhere(why) => return Err(why.to_string()),
     })
 }
 
@@ -526,6 +654,7 @@ pub enum Value {
     Text(String),
     Int(i64),
     Bool(bool),
+    List(Vec<String>),
     /// Nothing to write: the setting is what Sluice's node always does.
     None,
 }
@@ -553,7 +682,7 @@ mod tests {
             convert(Conv::Domain, "XMLNS").unwrap(),
             Value::Text("XMLNSC".into())
         );
-        assert!(convert(Conv::Domain, "DFDL").is_err());
+        assert!(convert(Conv::Domain, "MRM").is_err());
         assert!(convert(Conv::Int, "ten").is_err());
         assert_eq!(
             convert(Conv::Words(COMPUTE_MODE), "destinationAndMessage").unwrap(),

@@ -33,6 +33,9 @@ pub struct XmiNode {
     pub attrs: Vec<(String, String)>,
     /// Child elements of the node (Route's `filterTable` rows …): element name and attributes.
     pub children: Vec<(String, Vec<(String, String)>)>,
+    /// What the import found about the node outside its file (a policy it names that does not
+    /// map): what and why.
+    pub problems: Vec<(String, String)>,
     pub line: usize,
 }
 
@@ -163,6 +166,7 @@ pub fn read(path: &str, text: &str) -> Result<XmiFlow, ImportError> {
                         .cloned()
                         .collect(),
                     children: Vec::new(),
+                    problems: Vec::new(),
                     line,
                 };
                 if empty {
@@ -253,6 +257,10 @@ fn kind_of(ty: &str, namespaces: &HashMap<String, String>) -> NodeKind {
     let prefix = ty.rsplit_once(':').map_or(ty, |(p, _)| p);
     let uri = namespaces.get(prefix).map_or(prefix, String::as_str);
     if let Some(builtin) = uri.strip_suffix(".msgnode") {
+        // The connector nodes (MQTT, Kafka …) share their file names and differ by folder.
+        if builtin.starts_with("com/ibm/connector/") {
+            return NodeKind::Builtin(builtin.replace('/', "_"));
+        }
         NodeKind::Builtin(builtin.rsplit('/').next().unwrap_or(builtin).to_string())
     } else if uri.ends_with(".subflow") || uri.ends_with(".msgflow") {
         NodeKind::Subflow(uri.to_string())
@@ -358,21 +366,9 @@ mod tests {
                 }
             }
             if let Ok(f) = read("damaged.msgflow", &text) {
-                let _ = crate::convert::convert("damaged", &f, false, &NoSubflows);
-                let _ = crate::convert::convert("damaged", &f, true, &NoSubflows);
+                let _ = crate::convert::convert("damaged", &f, false, &crate::Alone);
+                let _ = crate::convert::convert("damaged", &f, true, &crate::Alone);
             }
-        }
-    }
-
-    struct NoSubflows;
-
-    impl crate::convert::SubflowNames for NoSubflows {
-        fn subflow(&self, _: &str) -> Option<String> {
-            None
-        }
-
-        fn promoted(&self, _: &str, _: &str) -> Option<crate::table::Conv> {
-            None
         }
     }
 }

@@ -37,7 +37,7 @@ fn import_writes_a_project_that_runs_and_reports_what_did_not_map() {
     assert!(ok, "{stdout}{stderr}");
     let last = stdout.lines().last().unwrap_or_default();
     assert!(
-        last.starts_with("imported 3 flows (2 complete), 12 nodes (10 mapped), report: "),
+        last.starts_with("imported 6 flows (4 complete), 19 nodes (16 mapped), report: "),
         "{stdout}"
     );
     assert!(
@@ -73,6 +73,37 @@ fn import_writes_a_project_that_runs_and_reports_what_did_not_map() {
     let settings = std::fs::read_to_string(out.join("sluice.yaml")).unwrap();
     assert!(settings.contains("- name: ORDERS.JAVA"), "{settings}");
 
+    // Policies: a PostgreSQL JDBC provider is a datasource, an MQTT policy gives its node the
+    // broker and topic, a client MQ endpoint and a DB2 provider are reported.
+    assert!(
+        settings.contains(
+            "  Warehouse:\n    postgres: 'host=db.example port=5432 dbname=stock'\n    password_env: WAREHOUSE_PASSWORD"
+        ),
+        "{settings}"
+    );
+    assert!(
+        settings.contains("brokers:\n  mqtt_127_0_0_1_1:\n    mqtt: 'tcp://127.0.0.1:1'"),
+        "{settings}"
+    );
+    let readings = std::fs::read_to_string(out.join("flows/Readings.yaml")).unwrap();
+    assert!(readings.contains("topics: [plant/readings]"), "{readings}");
+    assert!(readings.contains("broker: mqtt_127_0_0_1_1"), "{readings}");
+    assert!(
+        report.contains("| 7 | MQ Input | policy `{DefaultPolicies}:RemoteQM` | a client connection to queue manager `QM1` at mq.example:1414"),
+        "{report}"
+    );
+    assert!(
+        report.contains("`{DefaultPolicies}:Ledger` (JDBCProviders) | DefaultPolicies/Warehouse.policyxml:11 | **not mapped**: a DB2 Universal Database database"),
+        "{report}"
+    );
+    // The DFDL schema is carried into models/ and found by the message type the node names.
+    assert!(out.join("models/record.xsd").is_file());
+    let records = std::fs::read_to_string(out.join("flows/Records.yaml")).unwrap();
+    assert!(
+        records.contains("message_type: record\n    message_model: models/record.xsd"),
+        "{records}"
+    );
+
     // The complete flow runs: its subflow (from the library), its ESQL with the flow's
     // user-defined property, its Route by the rule carried across.
     let server = Server::start(&out);
@@ -81,6 +112,9 @@ fn import_writes_a_project_that_runs_and_reports_what_did_not_map() {
     assert_eq!(r.text(), r#"{"qty":2,"region":"APAC","audited":true}"#);
     let big = server.post("/imported/orders", br#"{"qty":20}"#);
     assert_eq!(big.text(), r#"{"qty":20,"region":"APAC"}"#);
+    // The DFDL flow deployed, so its carried model compiled; it answers with the record.
+    let rec = server.post("/imported/records", b"north,21,C");
+    assert_eq!((rec.status, rec.text().as_str()), (200, "north,21,C"));
 }
 
 #[test]

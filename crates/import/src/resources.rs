@@ -1,0 +1,169 @@
+//! What a workspace holds besides its flows, as the project takes it: the schemas' message
+//! types, the policies nodes name, and the queues, datasources and brokers of sluice.yaml.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+use crate::convert::scalar;
+use crate::policies::{self, Outcome, Policy};
+use crate::{ImportError, Summary, io, table, xmi};
+
+/// The names of a schema's global elements (the `xs:element`s directly under `xs:schema`).
+pub(crate) fn global_elements(text: &str) -> Vec<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    loop {
+        let (e, empty) = match reader.read_event() {
+            Ok(Event::Start(e)) => (e, false),
+            Ok(Event::Empty(e)) => (e, true),
+            Ok(Event::End(_)) => {
+                depth = depth.saturating_sub(1);
+                continue;
+            }
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(_) => continue,
+        };
+        if depth == 1 && e.local_name().as_ref() == b"element" {
+            let name = e
+                .attributes()
+                .flatten()
+                .find(|a| a.key.as_ref() == b"name")
+                .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()));
+            out.extend(name);
+        }
+        if !empty {
+            depth += 1;
+        }
+    }
+    out
+}
+
+/// Nodes that name a policy (`policyUrl="{Project}:Name"`): an MQTT policy's values replace
+/// the node's own, as the product does at run time; an MQ endpoint for the local queue manager
+/// needs nothing; any other is a problem of the node, with why.
+pub(crate) fn apply_policies(flow: &mut xmi::XmiFlow, policies: &[Policy]) {
+    for n in &mut flow.nodes {
+        let Some(at) = n.attrs.iter().position(|(k, _)| k == "policyUrl") else {
+            continue;
+        };
+        let (_, url) = n.attrs.remove(at);
+        if url.is_empty() {
+            continue;
+        }
+        let (project, name) = match url.split_once(':') {
+            Some((p, name)) => (p.trim_matches(['{', '}']), name),
+            None => ("", url.as_str()),
+        };
+        let found = policies
+            .iter()
+            .find(|p| p.name == name && (project.is_empty() || p.project == project));
+        let what = format!("policy `{url}`");
+        let Some(p) = found else {
+            n.problems
+                .push((what, "no policy file of the workspace defines it".into()));
+            continue;
+        };
+        match policies::outcome(p) {
+            Outcome::NodeValues => {
+                for (k, v) in &p.props {
+                    match n.attrs.iter_mut().find(|(a, _)| a == k) {
+                        Some((_, old)) => old.clone_from(v),
+                        None => n.attrs.push((k.clone(), v.clone())),
+                    }
+                }
+            }
+            Outcome::EmbeddedQueueManager => {}
+            Outcome::Unmapped(why) => n.problems.push((what, why)),
+            Outcome::Datasource { .. } => n.problems.push((
+                what,
+                "a JDBC provider policy becomes a datasource; name it in the node's `datasource`"
+                    .into(),
+            )),
+        }
+    }
+}
+
+/// The queues MQ nodes name, the datasources ESQL nodes name, the brokers MQTT nodes name.
+pub(crate) fn collect_resources(flow: &xmi::XmiFlow, summary: &mut Summary) {
+    for n in &flow.nodes {
+        if let xmi::NodeKind::Builtin(product) = &n.kind
+            && table::node_type(product)
+                .is_some_and(|t| t.props.iter().any(|p| p.conv == table::Conv::Broker))
+        {
+            let (name, url) = table::mqtt_broker(&n.attrs);
+            summary.brokers.insert(name, url);
+        }
+        for (k, v) in &n.attrs {
+            if v.is_empty() {
+                continue;
+            }
+            match k.as_str() {
+                "queueName" => {
+                    summary.queues.insert(v.clone());
+                }
+                "dataSource" => {
+                    summary.datasources.insert(v.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// sluice.yaml with the queues, datasources and brokers the flows name, and the datasources
+/// the policies define. A datasource without a policy becomes an SQLite file under data/ until
+/// the user points it at the database it stands for.
+pub(crate) fn write_settings(to: &Path, summary: &Summary) -> Result<(), ImportError> {
+    let path = to.join("sluice.yaml");
+    let mut sources: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (_, o) in &summary.policies {
+        if let Outcome::Datasource { name, lines } = o {
+            sources.insert(name.clone(), lines.clone());
+        }
+    }
+    for d in &summary.datasources {
+        sources.entry(d.clone()).or_insert_with(|| {
+            let file = d.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+            vec![format!(
+                "sqlite: data/{file}.sqlite   # point this at the real database"
+            )]
+        });
+    }
+    if path.exists()
+        || (summary.queues.is_empty() && sources.is_empty() && summary.brokers.is_empty())
+    {
+        return Ok(());
+    }
+    if sources.values().flatten().any(|l| l.starts_with("sqlite:")) {
+        let data = to.join("data");
+        std::fs::create_dir_all(&data).map_err(io(&data))?;
+    }
+    let mut text = String::from(
+        "# Written by `sluice import`: the queues, datasources and brokers of the imported flows.\n",
+    );
+    if !summary.queues.is_empty() {
+        text.push_str("queues:\n");
+        for q in &summary.queues {
+            let _ = writeln!(text, "  - name: {}", scalar(q));
+        }
+    }
+    if !sources.is_empty() {
+        text.push_str("datasources:\n");
+        for (name, lines) in &sources {
+            let _ = writeln!(text, "  {}:", scalar(name));
+            for l in lines {
+                let _ = writeln!(text, "    {l}");
+            }
+        }
+    }
+    if !summary.brokers.is_empty() {
+        text.push_str("brokers:\n");
+        for (name, url) in &summary.brokers {
+            let _ = writeln!(text, "  {}:\n    mqtt: {}", scalar(name), scalar(url));
+        }
+    }
+    std::fs::write(&path, text).map_err(io(&path))
+}
