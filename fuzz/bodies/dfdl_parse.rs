@@ -10,11 +10,12 @@ use bytes::Bytes;
 use sluice_dfdl::{DfdlParser, Schema, parse_to_tree};
 use sluice_tree::Parser;
 
-const MODELS: [(&str, &str); 4] = [
+const MODELS: [(&str, &str); 5] = [
     ("cwf-order.xsd", "Order"),
     ("tds-order.xsd", "Order"),
     ("sale-fixed.xsd", "SaleEnvelope"),
     ("sale-delimited.xsd", "SaleEnvelope"),
+    ("copybook-payment.xsd", "Payment"),
 ];
 
 fn parsers() -> &'static Vec<Arc<DfdlParser>> {

@@ -10,6 +10,7 @@
 mod compile;
 mod error;
 mod model;
+mod numbers;
 mod parse;
 mod props;
 mod simple_type;

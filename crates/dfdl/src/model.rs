@@ -95,6 +95,13 @@ pub(crate) struct Simple {
     pub true_rep: Vec<u8>,
     pub false_rep: Vec<u8>,
     pub calendar: Option<Vec<crate::text::CalToken>>,
+    /// A number held digit by digit (packed, BCD, zoned) instead of as binary or standard text.
+    pub digits: Option<crate::numbers::DigitRep>,
+    /// Digits after the virtual decimal point of a packed, BCD or zoned number.
+    pub scale: usize,
+    /// Whether a packed decimal is written with a sign (`decimalSigned`, or a signed integer
+    /// type) rather than the unsigned code.
+    pub signed: bool,
 }
 
 #[derive(Debug, Clone)]

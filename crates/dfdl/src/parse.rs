@@ -290,6 +290,19 @@ impl<'s> Ctx<'s, '_> {
 
     fn value(&self, s: &Simple, start: usize, end: usize) -> Result<PVal, String> {
         let raw = &self.data[start..end];
+        if let Some(rep) = s.digits {
+            let text = crate::numbers::read(raw, rep, s.scale)?;
+            return match s.ty {
+                Ty::Int { bytes, signed } => {
+                    let v: i64 = text
+                        .parse()
+                        .map_err(|_| format!("{text} is larger than the tree's INTEGER holds"))?;
+                    check_range(v, bytes, signed).map_err(|m| format!("{text}: {m}"))?;
+                    Ok(PVal::Int(v))
+                }
+                _ => Ok(PVal::Decimal(text)),
+            };
+        }
         if s.binary {
             return match s.ty {
                 Ty::Int { bytes, signed } => {

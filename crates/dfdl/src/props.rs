@@ -13,7 +13,7 @@ enum Kind {
     /// Accepted only with one of these values, which are what this implementation does anyway.
     Only(&'static [&'static str]),
     /// Accepted with any value: it only matters for representations this implementation
-    /// rejects elsewhere (floats, zoned numbers, bidi text), so it cannot change a result.
+    /// rejects elsewhere (floats, bidi text), so it cannot change a result.
     Inert,
 }
 
@@ -24,11 +24,11 @@ const TABLE: &[(&str, Kind)] = &[
     ("binaryBooleanTrueRep", Kind::Inert),
     ("binaryCalendarEpoch", Kind::Inert),
     ("binaryCalendarRep", Kind::Inert),
-    ("binaryDecimalVirtualPoint", Kind::Only(&["0"])),
+    ("binaryDecimalVirtualPoint", Kind::Used),
     ("binaryFloatRep", Kind::Inert),
     ("binaryNumberCheckPolicy", Kind::Inert),
     ("binaryNumberRep", Kind::Used),
-    ("binaryPackedSignCodes", Kind::Inert),
+    ("binaryPackedSignCodes", Kind::Used),
     ("bitOrder", Kind::Only(&["mostSignificantBitFirst"])),
     ("byteOrder", Kind::Used),
     ("calendarCenturyStart", Kind::Inert),
@@ -41,7 +41,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("calendarPatternKind", Kind::Used),
     ("calendarTimeZone", Kind::Inert),
     ("choiceLengthKind", Kind::Only(&["implicit"])),
-    ("decimalSigned", Kind::Inert),
+    ("decimalSigned", Kind::Used),
     (
         "documentFinalTerminatorCanBeMissing",
         Kind::Only(&["no", "yes"]),
@@ -93,7 +93,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("textNumberJustification", Kind::Used),
     ("textNumberPadCharacter", Kind::Used),
     ("textNumberPattern", Kind::Used),
-    ("textNumberRep", Kind::Only(&["standard"])),
+    ("textNumberRep", Kind::Used),
     ("textNumberRounding", Kind::Inert),
     ("textNumberRoundingIncrement", Kind::Inert),
     ("textNumberRoundingMode", Kind::Inert),
@@ -109,7 +109,7 @@ const TABLE: &[(&str, Kind)] = &[
     ("textStringJustification", Kind::Used),
     ("textStringPadCharacter", Kind::Used),
     ("textTrimKind", Kind::Used),
-    ("textZonedSignStyle", Kind::Inert),
+    ("textZonedSignStyle", Kind::Used),
     ("trailingSkip", Kind::Only(&["0"])),
     ("truncateSpecifiedLengthString", Kind::Used),
     ("utf16Width", Kind::Only(&["fixed"])),

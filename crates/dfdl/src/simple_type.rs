@@ -4,6 +4,7 @@
 use crate::compile::{Facets, explicit_length, rel_path};
 use crate::error::DfdlError;
 use crate::model::*;
+use crate::numbers::{DigitRep, SignCodes, ZonedStyle, zoned_pattern};
 use crate::props::{Loc, Props};
 use crate::text::{Delims, Encoding, calendar_pattern};
 
@@ -80,15 +81,30 @@ pub(crate) fn simple(
         }
     };
     let binary = binary && !matches!(ty, Ty::String);
+    let number = matches!(ty, Ty::Int { .. } | Ty::Decimal);
+    let mut digits = None;
     if binary {
         match ty {
-            Ty::Int { .. } => match props.or("binaryNumberRep", "binary") {
-                "binary" => {}
+            Ty::Int { .. } | Ty::Decimal => match props.or("binaryNumberRep", "binary") {
+                "binary" if ty != Ty::Decimal => {}
+                "binary" => {
+                    return Err(props.bad(
+                        "binaryNumberRep",
+                        loc,
+                        "a binary xs:decimal is not supported: use 'packed' or 'bcd'",
+                    ));
+                }
+                "packed" => {
+                    let codes = SignCodes::parse(props.or("binaryPackedSignCodes", "C D F C"))
+                        .map_err(|m| props.bad("binaryPackedSignCodes", loc, m))?;
+                    digits = Some(DigitRep::Packed(codes));
+                }
+                "bcd" => digits = Some(DigitRep::Bcd),
                 other => {
                     return Err(props.bad(
                         "binaryNumberRep",
                         loc,
-                        format!("'{other}' is not supported (only 'binary')"),
+                        format!("'{other}' is not supported (binary, packed or bcd)"),
                     ));
                 }
             },
@@ -97,11 +113,73 @@ pub(crate) fn simple(
                 return Err(props.bad(
                     "representation",
                     loc,
-                    "binary is supported for integers and xs:hexBinary only",
+                    "binary is supported for numbers and xs:hexBinary only",
+                ));
+            }
+        }
+    } else if number {
+        match props.or("textNumberRep", "standard") {
+            "standard" => {}
+            "zoned" => {
+                let style = props.or("textZonedSignStyle", "asciiStandard");
+                let style = ZonedStyle::from_name(style).ok_or_else(|| {
+                    props.bad(
+                        "textZonedSignStyle",
+                        loc,
+                        format!("'{style}' is not a zoned sign style"),
+                    )
+                })?;
+                let (sign, _) = zoned_pattern(props.or("textNumberPattern", "#0"))
+                    .map_err(|m| props.bad("textNumberPattern", loc, m))?;
+                digits = Some(DigitRep::Zoned {
+                    sign,
+                    style,
+                    ebcdic: matches!(encoding, Encoding::Page(_)),
+                });
+            }
+            other => {
+                return Err(props.bad(
+                    "textNumberRep",
+                    loc,
+                    format!("'{other}' is not a text number representation"),
                 ));
             }
         }
     }
+    let scale = match digits {
+        Some(DigitRep::Zoned { .. }) => {
+            zoned_pattern(props.or("textNumberPattern", "#0"))
+                .map_err(|m| props.bad("textNumberPattern", loc, m))?
+                .1
+        }
+        Some(_) => props
+            .or("binaryDecimalVirtualPoint", "0")
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| props.bad("binaryDecimalVirtualPoint", loc, "not a whole number"))?,
+        None => 0,
+    };
+    if scale > 0 && ty != Ty::Decimal {
+        return Err(props.bad(
+            if binary {
+                "binaryDecimalVirtualPoint"
+            } else {
+                "textNumberPattern"
+            },
+            loc,
+            "only an xs:decimal has digits after a virtual decimal point",
+        ));
+    }
+    let signed = match ty {
+        Ty::Int { signed, .. } => signed,
+        _ => match props.or("decimalSigned", "yes") {
+            "yes" => true,
+            "no" => false,
+            other => {
+                return Err(props.bad("decimalSigned", loc, format!("'{other}' is not yes or no")));
+            }
+        },
+    };
     let big_endian = match props.or("byteOrder", "bigEndian") {
         "bigEndian" => true,
         "littleEndian" => false,
@@ -126,6 +204,13 @@ pub(crate) fn simple(
             return Err(props.bad("lengthKind", loc, "a binary number cannot be delimited"));
         }
         "delimited" => Length::Delimited,
+        "implicit" if digits.is_some() => {
+            return Err(props.bad(
+                "lengthKind",
+                loc,
+                "a packed, BCD or zoned number needs an explicit length",
+            ));
+        }
         "implicit" => match (ty, binary, facets.max_length) {
             (Ty::Int { bytes, .. }, true, _) => Length::Explicit(usize::from(bytes), Units::Bytes),
             (_, false, Some(n)) => Length::Explicit(n, units),
@@ -203,8 +288,11 @@ pub(crate) fn simple(
         true_rep: b"true".to_vec(),
         false_rep: b"false".to_vec(),
         calendar: None,
+        digits,
+        scale,
+        signed,
     };
-    if matches!(ty, Ty::Int { .. } | Ty::Decimal) && !binary {
+    if number && !binary && digits.is_none() {
         let pat = props.or("textNumberPattern", "#0");
         number_pattern(pat, &mut s).map_err(|m| props.bad("textNumberPattern", loc, m))?;
         let one = |name: &str, d: &str| -> Result<u8, DfdlError> {

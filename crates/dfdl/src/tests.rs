@@ -368,3 +368,85 @@ proptest! {
         prop_assert_eq!(out, data);
     }
 }
+
+/// PAYMENT: `PAY00042` in EBCDIC, AMOUNT -1234.50 packed, BALANCE 00987.65 zoned with a
+/// trailing sign, BOOKED 20261128 BCD, ITEMS 3 packed unsigned.
+const PAYMENT: &[u8] = &[
+    0xD7, 0xC1, 0xE8, 0xF0, 0xF0, 0xF0, 0xF4, 0xF2, // PAY00042
+    0x00, 0x01, 0x23, 0x45, 0x0D, // -1234.50
+    0xF0, 0xF0, 0xF9, 0xF8, 0xF7, 0xF6, 0xC5, // +00987.65
+    0x20, 0x26, 0x11, 0x28, // 20261128
+    0x00, 0x3F, // 3, unsigned
+];
+
+#[test]
+fn copybook_packed_zoned_and_bcd_fields_parse_and_write_back() {
+    let p = parser("copybook-payment.xsd", "Payment");
+    let (lines, out) = parse_dump(&p, PAYMENT).unwrap();
+    assert_eq!(
+        lines,
+        [
+            "/Payment/PaymentId='PAY00042'",
+            "/Payment/Amount=-1234.50D",
+            "/Payment/Balance=987.65D",
+            "/Payment/Booked=20261128",
+            "/Payment/Items=3",
+        ]
+    );
+    assert_eq!(out, PAYMENT);
+}
+
+#[test]
+fn copybook_writes_changed_numbers_in_their_representation() {
+    let p = parser("copybook-payment.xsd", "Payment");
+    let (mut tree, id) = parse_to_tree(&p, Bytes::from_static(PAYMENT)).unwrap();
+    let root = tree.first_child(id).unwrap().unwrap();
+    for (name, value) in [("Amount", "99.9"), ("Balance", "-0.05"), ("Items", "120")] {
+        let f = tree
+            .child_named(root, None, name.as_bytes(), 0)
+            .unwrap()
+            .unwrap();
+        let t = tree.alloc_text(value.as_bytes());
+        let v = if name == "Items" {
+            Value::Integer(120)
+        } else {
+            Value::Decimal(t)
+        };
+        tree.set_value(f, v);
+    }
+    let mut out = Vec::new();
+    p.serialize(&mut tree, id, &mut out).unwrap();
+    assert_eq!(&out[8..13], [0x00, 0x00, 0x09, 0x99, 0x0C]);
+    assert_eq!(&out[13..20], [0xF0, 0xF0, 0xF0, 0xF0, 0xF0, 0xF0, 0xD5]);
+    assert_eq!(&out[24..26], [0x12, 0x0F]);
+}
+
+#[test]
+fn copybook_refuses_bad_digits_naming_the_field() {
+    let p = parser("copybook-payment.xsd", "Payment");
+    let mut bad = PAYMENT.to_vec();
+    bad[9] = 0x1A;
+    let e = parse_dump(&p, &bad).unwrap_err().to_string();
+    assert!(
+        e.contains("Amount") && e.contains("not a decimal digit"),
+        "{e}"
+    );
+}
+
+#[test]
+fn packed_needs_an_explicit_length_and_decimals_a_digit_representation() {
+    let e = inline(
+        r#"<xs:element name="n" type="xs:decimal" dfdl:representation="binary" dfdl:binaryNumberRep="packed" dfdl:lengthKind="implicit"/>"#,
+        "n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("needs an explicit length"), "{e}");
+    let e = inline(
+        r#"<xs:element name="n" type="xs:int" dfdl:representation="binary" dfdl:binaryNumberRep="packed" dfdl:lengthKind="explicit" dfdl:length="2" dfdl:binaryDecimalVirtualPoint="1"/>"#,
+        "n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("only an xs:decimal"), "{e}");
+}

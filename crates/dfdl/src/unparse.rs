@@ -243,6 +243,25 @@ impl<'t> Writer<'t> {
 
     fn encode(&mut self, e: &Element, s: &Simple, v: Value) -> Result<Vec<u8>, DfdlError> {
         let bad = |m: String| err(&e.path, m);
+        if let Some(rep) = s.digits {
+            let text = match v {
+                Value::Integer(i) => i.to_string(),
+                Value::Decimal(t) | Value::Character(t) => self.tree.str(t).into_owned(),
+                other => return Err(bad(format!("a {} is not a number", other.type_name()))),
+            };
+            if let Ty::Int { bytes, signed } = s.ty {
+                let i: i64 = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad(format!("'{text}' is not an integer")))?;
+                check_range(i, bytes, signed).map_err(|m| bad(format!("{i}: {m}")))?;
+            }
+            let length = match s.length {
+                Length::Explicit(n, _) => Some(n),
+                _ => None,
+            };
+            return crate::numbers::write(&text, rep, length, s.scale, s.signed).map_err(bad);
+        }
         if s.binary {
             return match s.ty {
                 Ty::Int { bytes, signed } => {
