@@ -10,12 +10,13 @@ use bytes::Bytes;
 use sluice_dfdl::{DfdlParser, Schema, parse_to_tree};
 use sluice_tree::Parser;
 
-const MODELS: [(&str, &str); 5] = [
+const MODELS: [(&str, &str); 6] = [
     ("cwf-order.xsd", "Order"),
     ("tds-order.xsd", "Order"),
     ("sale-fixed.xsd", "SaleEnvelope"),
     ("sale-delimited.xsd", "SaleEnvelope"),
     ("copybook-payment.xsd", "Payment"),
+    ("csv-quoted.xsd", "Contacts"),
 ];
 
 fn parsers() -> &'static Vec<Arc<DfdlParser>> {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::DfdlError;
+use crate::escape;
 use crate::model::*;
 use crate::props::{Loc, Props};
 use crate::simple_type::{builtin, simple};
@@ -26,6 +27,7 @@ struct Globals {
     simple: HashMap<String, (usize, XNode)>,
     groups: HashMap<String, (usize, XNode)>,
     formats: HashMap<String, XNode>,
+    escapes: HashMap<String, XNode>,
 }
 
 pub(crate) struct Compiler {
@@ -125,6 +127,8 @@ impl Compiler {
                         for f in &info.children {
                             if f.is(DFDL_NS, "defineFormat") {
                                 self.globals.formats.insert(named(f)?, f.clone());
+                            } else if f.is(DFDL_NS, "defineEscapeScheme") {
+                                self.globals.escapes.insert(named(f)?, f.clone());
                             } else if f.is(DFDL_NS, "format") {
                                 // Read in `defaults`, once every format is known.
                             } else if f.ns == DFDL_NS {
@@ -415,10 +419,13 @@ impl Compiler {
             (None, Some((base, at))) => {
                 let ty = builtin(&base)
                     .ok_or_else(|| at.err(format!("the type xs:{base} is not supported")))?;
-                (
-                    Body::Simple(Box::new(simple(ty, &props, &facets, encoding, &loc)?)),
-                    None,
-                )
+                let mut s = simple(ty, &props, &facets, encoding, &loc)?;
+                let scheme =
+                    escape::lookup(props.or("escapeSchemeRef", ""), &self.globals.escapes, &loc)?;
+                if let Some(define) = scheme {
+                    s.escape = Some(Box::new(escape::compile(define, &encoding)?));
+                }
+                (Body::Simple(Box::new(s)), None)
             }
             (None, None) => return Err(node.err("the element has no type")),
         };

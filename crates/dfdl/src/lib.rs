@@ -9,6 +9,7 @@
 
 mod compile;
 mod error;
+mod escape;
 mod model;
 mod numbers;
 mod parse;

@@ -102,6 +102,8 @@ pub(crate) struct Simple {
     /// Whether a packed decimal is written with a sign (`decimalSigned`, or a signed integer
     /// type) rather than the unsigned code.
     pub signed: bool,
+    /// How a delimited text field escapes its delimiters (`dfdl:escapeSchemeRef`).
+    pub escape: Option<Box<crate::escape::EscapeScheme>>,
 }
 
 #[derive(Debug, Clone)]

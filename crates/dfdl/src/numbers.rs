@@ -474,11 +474,7 @@ mod tests {
         let std = z(Some(SignAt::Trailing), ZonedStyle::Standard, false);
         assert_eq!(read_zoned(b"0012r", std, 2).unwrap(), "-1.22");
         assert_eq!(write_zoned("-1.22", std, 5, 2).unwrap(), b"0012r");
-        let tr = z(
-            Some(SignAt::Leading),
-            ZonedStyle::TranslatedEbcdic,
-            false,
-        );
+        let tr = z(Some(SignAt::Leading), ZonedStyle::TranslatedEbcdic, false);
         assert_eq!(read_zoned(b"J23", tr, 0).unwrap(), "-123");
         assert_eq!(write_zoned("123", tr, 3, 0).unwrap(), b"A23");
         assert_eq!(write_zoned("23", tr, 3, 0).unwrap(), b"{23");

@@ -52,6 +52,8 @@ pub(crate) struct Ctx<'s, 'd> {
     /// The error furthest into the data among branches that were given up, reported when the
     /// parse as a whole fails later at an earlier place.
     furthest: Option<(usize, DfdlError)>,
+    /// The value of the last delimited field read through an escape scheme, escapes removed.
+    unescaped: Option<Vec<u8>>,
 }
 
 /// Parse `data` as the element `root`.
@@ -64,6 +66,7 @@ pub(crate) fn parse<'s>(root: &'s Element, data: &[u8]) -> Result<Vec<INode<'s>>
         first: [0; 256],
         nodes: Vec::with_capacity(data.len() / 8),
         furthest: None,
+        unescaped: None,
     };
     match c.element(root, NO_PARENT) {
         Ok(Outcome::Present) => {}
@@ -176,8 +179,13 @@ impl<'s> Ctx<'s, '_> {
             }
             Body::Simple(s) => {
                 let (start, end) = self.field(s, &e.path, parent)?;
-                let (start, end) = trim(self.data, start, end, s);
-                let raw = &self.data[start..end];
+                let unescaped = self.unescaped.take();
+                let data = unescaped.as_deref().unwrap_or(self.data);
+                let (start, end) = match &unescaped {
+                    Some(v) => trim(v, 0, v.len(), s),
+                    None => trim(data, start, end, s),
+                };
+                let raw = &data[start..end];
                 if let Some(nil) = &e.nil
                     && ((raw.is_empty() && nil.empty) || nil.alts.iter().any(|a| a == raw))
                 {
@@ -202,7 +210,11 @@ impl<'s> Ctx<'s, '_> {
                     });
                     return Ok(Outcome::Present);
                 }
-                let value = self.value(s, start, end).map_err(|m| DfdlError::Parse {
+                let value = match &unescaped {
+                    Some(_) => self.value_of(s, raw, None),
+                    None => self.value(s, start, end),
+                };
+                let value = value.map_err(|m| DfdlError::Parse {
                     offset: start,
                     component: e.path.clone(),
                     message: m,
@@ -248,7 +260,15 @@ impl<'s> Ctx<'s, '_> {
                     self.err(component, format!("needs {n} characters but fewer remain"))
                 })?
             }
-            Length::Delimited => self.scan(rest),
+            Length::Delimited => match &s.escape {
+                Some(scheme) => {
+                    let (n, value) = crate::escape::scan(rest, scheme, |d| self.ends_at(d))
+                        .map_err(|m| self.err(component, m))?;
+                    self.unescaped = Some(value);
+                    n
+                }
+                None => self.scan(rest),
+            },
         };
         self.pos = start + len;
         Ok((start, start + len))
@@ -273,6 +293,12 @@ impl<'s> Ctx<'s, '_> {
         }
     }
 
+    /// Whether a delimiter in scope starts `data`.
+    fn ends_at(&self, data: &[u8]) -> bool {
+        data.first().is_some_and(|&b| self.first[b as usize] != 0)
+            && self.scope.iter().any(|d| d.match_at(data).is_some())
+    }
+
     /// The length of the data before the first delimiter in scope.
     fn scan(&self, rest: &[u8]) -> usize {
         if self.scope.is_empty() {
@@ -289,7 +315,17 @@ impl<'s> Ctx<'s, '_> {
     }
 
     fn value(&self, s: &Simple, start: usize, end: usize) -> Result<PVal, String> {
-        let raw = &self.data[start..end];
+        self.value_of(s, &self.data[start..end], Some((start, end)))
+    }
+
+    /// A field's bytes as a value; `src` is where they are in the data when they are the data's
+    /// own (so text can point at them), None for bytes made by removing escapes.
+    fn value_of(
+        &self,
+        s: &Simple,
+        raw: &[u8],
+        src: Option<(usize, usize)>,
+    ) -> Result<PVal, String> {
         if let Some(rep) = s.digits {
             let text = crate::numbers::read(raw, rep, s.scale)?;
             return match s.ty {
@@ -308,10 +344,14 @@ impl<'s> Ctx<'s, '_> {
                 Ty::Int { bytes, signed } => {
                     binary_int(raw, s.big_endian, signed, bytes).map(PVal::Int)
                 }
-                _ => Ok(PVal::SrcBlob(start as u32, end as u32)),
+                _ => Ok(match src {
+                    Some((start, end)) => PVal::SrcBlob(start as u32, end as u32),
+                    None => PVal::Blob(raw.to_vec()),
+                }),
             };
         }
-        if s.ty == Ty::String && s.encoding.is_utf8_compatible() {
+        if let (Ty::String, true, Some((start, end))) = (s.ty, s.encoding.is_utf8_compatible(), src)
+        {
             s.encoding.decode(raw)?;
             return Ok(PVal::Src(start as u32, end as u32));
         }

@@ -52,7 +52,7 @@ const TABLE: &[(&str, Kind)] = &[
     ),
     ("encoding", Kind::Used),
     ("encodingErrorPolicy", Kind::Only(&["replace", "error"])),
-    ("escapeSchemeRef", Kind::Only(&[""])),
+    ("escapeSchemeRef", Kind::Used),
     ("fillByte", Kind::Used),
     ("floating", Kind::Only(&["no"])),
     ("ignoreCase", Kind::Only(&["no"])),

@@ -291,6 +291,7 @@ pub(crate) fn simple(
         digits,
         scale,
         signed,
+        escape: None,
     };
     if number && !binary && digits.is_none() {
         let pat = props.or("textNumberPattern", "#0");

@@ -450,3 +450,98 @@ fn packed_needs_an_explicit_length_and_decimals_a_digit_representation() {
     .to_string();
     assert!(e.contains("only an xs:decimal"), "{e}");
 }
+
+const CSV_ESCAPES: &str = r#"
+<xs:annotation><xs:appinfo source="http://www.ogf.org/dfdl/">
+  <dfdl:defineEscapeScheme name="Quoted">
+    <dfdl:escapeScheme escapeKind="escapeBlock" escapeBlockStart='"' escapeBlockEnd='"'
+        escapeEscapeCharacter='"' extraEscapedCharacters="" generateEscapeBlock="whenNeeded"/>
+  </dfdl:defineEscapeScheme>
+  <dfdl:defineEscapeScheme name="Backslash">
+    <dfdl:escapeScheme escapeKind="escapeCharacter" escapeCharacter="\" escapeEscapeCharacter="\"
+        extraEscapedCharacters=""/>
+  </dfdl:defineEscapeScheme>
+</xs:appinfo></xs:annotation>
+<xs:element name="rows">
+  <xs:complexType>
+    <xs:sequence dfdl:separator="%NL;" dfdl:separatorPosition="postfix">
+      <xs:element name="row" maxOccurs="unbounded">
+        <xs:complexType>
+          <xs:sequence dfdl:separator=",">
+            <xs:element name="name" type="xs:string" dfdl:escapeSchemeRef="Quoted"/>
+            <xs:element name="note" type="xs:string" dfdl:escapeSchemeRef="tns:Backslash"/>
+            <xs:element name="qty" type="xs:int"/>
+          </xs:sequence>
+        </xs:complexType>
+      </xs:element>
+    </xs:sequence>
+  </xs:complexType>
+</xs:element>"#;
+
+#[test]
+fn escape_schemes_keep_delimiters_in_values_both_ways() {
+    let p = inline(CSV_ESCAPES, "rows").unwrap();
+    let data = b"\"Smith, J\",a\\,b,2\nplain,\"q\",1\n\"say \"\"hi\"\"\",x\\\\y,3\n";
+    let (lines, out) = parse_dump(&p, data).unwrap();
+    assert_eq!(
+        lines,
+        [
+            "/rows/row/name='Smith, J'",
+            "/rows/row/note='a,b'",
+            "/rows/row/qty=2",
+            "/rows/row/name='plain'",
+            "/rows/row/note='\"q\"'",
+            "/rows/row/qty=1",
+            "/rows/row/name='say \"hi\"'",
+            "/rows/row/note='x\\y'",
+            "/rows/row/qty=3",
+        ]
+    );
+    // Written from the tree, the values are escaped again, a block only where one is needed:
+    // `say "hi"` holds no delimiter and does not start with a quote, so it goes without one,
+    // and reads back the same.
+    let expected = b"\"Smith, J\",a\\,b,2\nplain,\"q\",1\nsay \"hi\",x\\\\y,3\n";
+    assert_eq!(out, expected.to_vec());
+    let (mut tree, id) = parse_to_tree(&p, Bytes::from_static(data)).unwrap();
+    let root = tree.first_child(id).unwrap().unwrap();
+    tree.touch(root);
+    let mut written = Vec::new();
+    p.serialize(&mut tree, id, &mut written).unwrap();
+    assert_eq!(written, expected.to_vec());
+    assert_eq!(parse_dump(&p, &written).unwrap().0, lines);
+}
+
+#[test]
+fn escape_scheme_errors_name_the_problem() {
+    let e = inline(
+        r#"<xs:element name="n" type="xs:string" dfdl:escapeSchemeRef="Missing"/>"#,
+        "n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("names no dfdl:defineEscapeScheme"), "{e}");
+    let p = inline(CSV_ESCAPES, "rows").unwrap();
+    let e = parse_dump(&p, b"\"open,x,1\n").unwrap_err().to_string();
+    assert!(e.contains("escape block is not closed"), "{e}");
+}
+
+#[test]
+fn csv_quoted_sample_reads_quoted_commas_quotes_and_line_breaks() {
+    let p = parser("csv-quoted.xsd", "Contacts");
+    let data =
+        b"Name,Company,Notes\r\n\"Doe, Jane\",Acme,\"says \"\"hi\"\"\"\r\nBo,\"Two\r\nLines\",\r\n";
+    let (lines, out) = parse_dump(&p, data).unwrap();
+    assert_eq!(
+        lines,
+        [
+            "/Contacts/Header='Name,Company,Notes'",
+            "/Contacts/Contact/Name='Doe, Jane'",
+            "/Contacts/Contact/Company='Acme'",
+            "/Contacts/Contact/Notes='says \"hi\"'",
+            "/Contacts/Contact/Name='Bo'",
+            "/Contacts/Contact/Company='Two\r\nLines'",
+            "/Contacts/Contact/Notes=''",
+        ]
+    );
+    assert_eq!(parse_dump(&p, &out).unwrap().0, lines);
+}

@@ -5,11 +5,14 @@ use sluice_tree::{NodeId, Tree, Value};
 use crate::error::DfdlError;
 use crate::model::*;
 use crate::parse::{PVal, check_range, convert_text};
-use crate::text::{CalParts, write_calendar};
+use crate::text::{CalParts, Delims, write_calendar};
 
-pub(crate) struct Writer<'t> {
+pub(crate) struct Writer<'t, 'm> {
     tree: &'t mut Tree,
     pub out: Vec<u8>,
+    /// The delimiters in scope (terminators and separators of the enclosing components), which
+    /// an escape scheme keeps out of a field's value.
+    scope: Vec<&'m Delims>,
 }
 
 fn err(component: &str, message: impl Into<String>) -> DfdlError {
@@ -19,21 +22,36 @@ fn err(component: &str, message: impl Into<String>) -> DfdlError {
     }
 }
 
-impl<'t> Writer<'t> {
-    pub fn new(tree: &'t mut Tree) -> Writer<'t> {
+impl<'t, 'm> Writer<'t, 'm> {
+    pub fn new(tree: &'t mut Tree) -> Writer<'t, 'm> {
         Writer {
             tree,
             out: Vec::new(),
+            scope: Vec::new(),
         }
     }
 
     /// Write the tree element `id` as the element `e`.
-    pub fn root(&mut self, e: &Element, id: NodeId) -> Result<(), DfdlError> {
+    pub fn root(&mut self, e: &'m Element, id: NodeId) -> Result<(), DfdlError> {
         self.element(e, Some(id))
     }
 
-    fn element(&mut self, e: &Element, id: Option<NodeId>) -> Result<(), DfdlError> {
+    fn element(&mut self, e: &'m Element, id: Option<NodeId>) -> Result<(), DfdlError> {
         self.out.extend_from_slice(&e.initiator.out);
+        let pushed = !e.terminator.is_empty();
+        if pushed {
+            self.scope.push(&e.terminator);
+        }
+        let r = self.element_content(e, id);
+        if pushed {
+            self.scope.pop();
+        }
+        r?;
+        self.out.extend_from_slice(&e.terminator.out);
+        Ok(())
+    }
+
+    fn element_content(&mut self, e: &'m Element, id: Option<NodeId>) -> Result<(), DfdlError> {
         match &e.body {
             Body::Complex(g) => {
                 let id = id.ok_or_else(|| err(&e.path, "the element is required but missing"))?;
@@ -65,12 +83,35 @@ impl<'t> Writer<'t> {
             }
             Body::Simple(s) => self.simple(e, s, id)?,
         }
-        self.out.extend_from_slice(&e.terminator.out);
         Ok(())
     }
 
-    fn group(&mut self, g: &Group, children: &[NodeId], at: &mut usize) -> Result<(), DfdlError> {
+    fn group(
+        &mut self,
+        g: &'m Group,
+        children: &[NodeId],
+        at: &mut usize,
+    ) -> Result<(), DfdlError> {
         self.out.extend_from_slice(&g.initiator.out);
+        let pushed = !g.terminator.is_empty();
+        if pushed {
+            self.scope.push(&g.terminator);
+        }
+        let r = self.group_content(g, children, at);
+        if pushed {
+            self.scope.pop();
+        }
+        r?;
+        self.out.extend_from_slice(&g.terminator.out);
+        Ok(())
+    }
+
+    fn group_content(
+        &mut self,
+        g: &'m Group,
+        children: &[NodeId],
+        at: &mut usize,
+    ) -> Result<(), DfdlError> {
         match g.kind {
             GroupKind::Sequence => self.sequence(g, children, at)?,
             GroupKind::Choice => {
@@ -101,13 +142,29 @@ impl<'t> Writer<'t> {
                 }
             }
         }
-        self.out.extend_from_slice(&g.terminator.out);
         Ok(())
     }
 
     fn sequence(
         &mut self,
-        g: &Group,
+        g: &'m Group,
+        children: &[NodeId],
+        at: &mut usize,
+    ) -> Result<(), DfdlError> {
+        let pushed = !g.separator.is_empty();
+        if pushed {
+            self.scope.push(&g.separator);
+        }
+        let r = self.sequence_members(g, children, at);
+        if pushed {
+            self.scope.pop();
+        }
+        r
+    }
+
+    fn sequence_members(
+        &mut self,
+        g: &'m Group,
         children: &[NodeId],
         at: &mut usize,
     ) -> Result<(), DfdlError> {
@@ -171,7 +228,7 @@ impl<'t> Writer<'t> {
         Ok(())
     }
 
-    fn simple(&mut self, e: &Element, s: &Simple, id: Option<NodeId>) -> Result<(), DfdlError> {
+    fn simple(&mut self, e: &'m Element, s: &Simple, id: Option<NodeId>) -> Result<(), DfdlError> {
         let value = id.map(|i| self.tree.value(i)).unwrap_or(Value::Null);
         let value = if value.is_null() {
             if let (Some(nil), Some(_)) = (&e.nil, id) {
@@ -204,7 +261,7 @@ impl<'t> Writer<'t> {
     }
 
     /// Pad or check a field's bytes against its length, and append them.
-    fn fit(&mut self, e: &Element, s: &Simple, mut bytes: Vec<u8>) -> Result<(), DfdlError> {
+    fn fit(&mut self, e: &'m Element, s: &Simple, mut bytes: Vec<u8>) -> Result<(), DfdlError> {
         if let Length::Explicit(n, units) = s.length {
             let have = match units {
                 Units::Bytes => bytes.len(),
@@ -241,7 +298,7 @@ impl<'t> Writer<'t> {
         Ok(())
     }
 
-    fn encode(&mut self, e: &Element, s: &Simple, v: Value) -> Result<Vec<u8>, DfdlError> {
+    fn encode(&mut self, e: &'m Element, s: &Simple, v: Value) -> Result<Vec<u8>, DfdlError> {
         let bad = |m: String| err(&e.path, m);
         if let Some(rep) = s.digits {
             let text = match v {
@@ -355,7 +412,12 @@ impl<'t> Writer<'t> {
         };
         let mut b = Vec::with_capacity(text.len());
         s.encoding.encode(&text, &mut b).map_err(bad)?;
-        Ok(b)
+        match (&s.escape, &s.length) {
+            (Some(scheme), Length::Delimited) => Ok(crate::escape::write(&b, scheme, |d| {
+                self.scope.iter().any(|x| x.match_at(d).is_some())
+            })),
+            _ => Ok(b),
+        }
     }
 
     fn integer(&self, v: Value) -> Result<i64, String> {
