@@ -1,5 +1,6 @@
-//! The sample DFDL models of the seeds' SaleEnvelope read the bench's `fixed` and `delimited`
-//! payloads, and write them back byte for byte, at every size the suites send.
+//! The sample DFDL models read the bench's payloads — the seeds' SaleEnvelope in the `fixed`
+//! and `delimited` layouts, and the `hl7` order — and write them back byte for byte, at every
+//! size the suites send.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,13 +10,13 @@ use sluice_bench::message::{Format, generate};
 use sluice_dfdl::{DfdlParser, Schema, parse_to_tree};
 use sluice_tree::Parser;
 
-fn round_trip(model: &str, format: Format) {
+fn round_trip(model: &str, root: &str, format: Format) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../samples/models")
         .join(model);
     let schema = Arc::new(Schema::load(&path).unwrap());
-    let parser = Arc::new(DfdlParser::new(schema, "SaleEnvelope").unwrap());
-    for size in [2_000, 20_000, 200_000] {
+    let parser = Arc::new(DfdlParser::new(schema, root).unwrap());
+    for size in [2_000, 16_384, 20_000, 200_000] {
         let data = generate(format, size, 1).unwrap();
         let (mut tree, id) = parse_to_tree(&parser, Bytes::from(data.clone()))
             .unwrap_or_else(|e| panic!("{model} at {size} bytes: {e}"));
@@ -35,10 +36,15 @@ fn round_trip(model: &str, format: Format) {
 
 #[test]
 fn fixed_sale_model_round_trips_when_bench_payloads_parsed() {
-    round_trip("sale-fixed.xsd", Format::Fixed);
+    round_trip("sale-fixed.xsd", "SaleEnvelope", Format::Fixed);
 }
 
 #[test]
 fn delimited_sale_model_round_trips_when_bench_payloads_parsed() {
-    round_trip("sale-delimited.xsd", Format::Delimited);
+    round_trip("sale-delimited.xsd", "SaleEnvelope", Format::Delimited);
+}
+
+#[test]
+fn hl7_model_round_trips_when_bench_payloads_parsed() {
+    round_trip("hl7-v2.xsd", "HL7", Format::Hl7);
 }

@@ -545,3 +545,39 @@ fn csv_quoted_sample_reads_quoted_commas_quotes_and_line_breaks() {
     );
     assert_eq!(parse_dump(&p, &out).unwrap().0, lines);
 }
+
+#[test]
+fn hl7_sample_reads_segments_fields_and_components() {
+    let p = parser("hl7-v2.xsd", "HL7");
+    let data =
+        b"MSH|^~\\&|LAB|HOSP|||20261128||ADT^A01|42|P|2.5\rPID|1||77^^^HOSP||Doe^Jane\rNTE|1||\r";
+    let (lines, out) = parse_dump(&p, data).unwrap();
+    assert_eq!(lines[0], "/HL7/MSH/EncodingCharacters='^~\\&'");
+    assert_eq!(lines[1], "/HL7/MSH/Field/Component='LAB'");
+    assert!(
+        lines.contains(&"/HL7/MSH/Field/Component='ADT'".to_string()),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"/HL7/MSH/Field/Component='A01'".to_string()),
+        "{lines:?}"
+    );
+    let pid: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("/HL7/Segment"))
+        .collect();
+    assert_eq!(pid[0], "/HL7/Segment/Id='PID'");
+    assert!(
+        lines.contains(&"/HL7/Segment/Field/Component='Jane'".to_string()),
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("/HL7/Segment/Field/Component=''")
+    );
+    assert_eq!(out, data);
+    assert!(
+        parse_dump(&p, b"PID|1\r").is_err(),
+        "a message starts with MSH"
+    );
+}

@@ -360,11 +360,12 @@ fn reminders_puts_a_reminder_on_its_queue_when_its_timer_falls_due() {
 }
 
 #[test]
-fn dfdl_flows_parse_and_write_the_seeds_fixed_and_delimited_messages() {
+fn dfdl_flows_parse_and_write_the_seeds_fixed_delimited_and_hl7_messages() {
     use sluice_bench::message::{Format, generate};
     for (format, name, last) in [
         (Format::Fixed, "cwf", &b"Test"[..]),
         (Format::Delimited, "tds", &b"Test\n"[..]),
+        (Format::Hl7, "hl7", &b"Test\r"[..]),
     ] {
         let body = generate(format, 2_000, 1).expect("a payload");
         let r = server().post(&format!("/samples/dfdl-{name}-parse"), &body);
@@ -378,7 +379,7 @@ fn dfdl_flows_parse_and_write_the_seeds_fixed_and_delimited_messages() {
         expected.extend_from_slice(&last[4..]);
         assert!(r.body == expected, "{name}: {}", r.text());
 
-        let r = server().post(&format!("/samples/dfdl-{name}-write"), b"not a sale");
+        let r = server().post(&format!("/samples/dfdl-{name}-write"), b"not a message");
         assert_ne!(r.status, 200, "{name}: {}", r.text());
         assert!(r.text().contains("DFDL parser"), "{name}: {}", r.text());
     }

@@ -29,16 +29,20 @@ pub enum Format {
     Fixed,
     /// Comma-separated fields, one line per SaleList (the seeds' TDS form).
     Delimited,
+    /// An HL7 v2 order message: segments ended by carriage returns, fields by `|`, components
+    /// by `^` (the seeds' HL7 TDS case).
+    Hl7,
 }
 
 impl Format {
     /// Every format, in the order reports list them.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Xml,
         Format::Json,
         Format::Soap,
         Format::Fixed,
         Format::Delimited,
+        Format::Hl7,
     ];
 
     /// The name used on the command line and in suites.
@@ -49,6 +53,7 @@ impl Format {
             Format::Soap => "soap",
             Format::Fixed => "fixed",
             Format::Delimited => "delimited",
+            Format::Hl7 => "hl7",
         }
     }
 
@@ -58,7 +63,7 @@ impl Format {
             Format::Xml => "application/xml",
             Format::Json => "application/json",
             Format::Soap => "text/xml; charset=utf-8",
-            Format::Fixed | Format::Delimited => "application/octet-stream",
+            Format::Fixed | Format::Delimited | Format::Hl7 => "application/octet-stream",
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Writers for the five representations of the SaleList message.
+//! Writers for the six representations of the SaleList message.
 //!
 //! Each format is an envelope start (which may name the repetition count), the
 //! repetitions, and an envelope end. All values are ASCII letters, digits,
@@ -27,6 +27,11 @@
 //!   length (8 digits), that many spaces, then Last (`Test`). The
 //!   length-prefixed filler is what lets a message of whole records reach an
 //!   exact size.
+//! * `hl7`: an HL7 v2 order (ORM^O01): MSH and PID segments, then per invoice an ORC
+//!   segment (initials and surname as components of the ordering provider) and per item an
+//!   OBR segment (codes as components, description, category, price, quantity), then per
+//!   invoice an FT1 with the balance and currency, and a closing NTE `Test`; every segment
+//!   ends with a carriage return.
 
 use std::io::Write;
 
@@ -51,6 +56,11 @@ const SOAP_END: &str = concat!(
     "</tns:SaleRequest></soapenv:Body></soapenv:Envelope>",
 );
 
+const HL7_START: &str = concat!(
+    "MSH|^~\\&|SALES|STORE|ORDERS|HQ|20261128120000||ORM^O01|MSG00001|P|2.5\r",
+    "PID|1||PAT0001^^^STORE||Sale^Summer\r",
+);
+
 /// Writes the envelope start for a message of `count` repetitions.
 pub fn write_start(format: Format, count: usize, out: &mut Vec<u8>) {
     match format {
@@ -62,6 +72,7 @@ pub fn write_start(format: Format, count: usize, out: &mut Vec<u8>) {
         Format::Json => out.extend_from_slice(br#"{"Parent":{"First":1,"SaleList":["#),
         Format::Delimited => out.extend_from_slice(b"1\n"),
         Format::Fixed => push_fmt(out, format_args!("{:04}{:08}", 1, count)),
+        Format::Hl7 => out.extend_from_slice(HL7_START.as_bytes()),
     }
 }
 
@@ -73,6 +84,7 @@ pub fn write_end(format: Format, filler: usize, out: &mut Vec<u8>) {
         Format::Soap => out.extend_from_slice(SOAP_END.as_bytes()),
         Format::Json => out.extend_from_slice(br#"],"Last":"Test"}}"#),
         Format::Delimited => out.extend_from_slice(b"Test\n"),
+        Format::Hl7 => out.extend_from_slice(b"NTE|1||Test\r"),
         Format::Fixed => {
             push_fmt(
                 out,
@@ -121,7 +133,42 @@ pub fn write_sale_list(format: Format, index: usize, list: &SaleList, out: &mut 
                 fixed_invoice(invoice, out);
             }
         }
+        Format::Hl7 => {
+            for invoice in &list.invoices {
+                hl7_invoice(index, invoice, out);
+            }
+        }
     }
+}
+
+fn hl7_invoice(index: usize, invoice: &Invoice, out: &mut Vec<u8>) {
+    let [a, b] = invoice.initials;
+    push_fmt(
+        out,
+        format_args!("ORC|NW|{index}||||||||||{}^{a}^{b}\r", invoice.surname),
+    );
+    for (i, item) in invoice.items.iter().enumerate() {
+        let [c1, c2, c3] = item.codes;
+        push_fmt(
+            out,
+            format_args!(
+                "OBR|{}||{index}|{c1:02}^{c2:02}^{c3:02}|{}|{}|{}|{:02}\r",
+                i + 1,
+                item.description,
+                item.category,
+                money(item.price_cents),
+                item.quantity
+            ),
+        );
+    }
+    push_fmt(
+        out,
+        format_args!(
+            "FT1|{index}|||||{}^{}\r",
+            money(invoice.balance_cents),
+            invoice.currency
+        ),
+    );
 }
 
 fn push_fmt(out: &mut Vec<u8>, args: std::fmt::Arguments<'_>) {
