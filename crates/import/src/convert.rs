@@ -38,21 +38,30 @@ pub trait Workspace {
     /// The model file (`models/order.xsd`, relative to the project) whose global element
     /// `element` is, if one is.
     fn model(&self, element: &str) -> Option<String>;
+
+    /// The EXTERNAL variables the ESQL module `module` (`SCHEMA.Module` or `Module`) declares,
+    /// when the workspace holds it.
+    fn externals(&self, module: &str) -> Option<Vec<String>>;
 }
 
 /// How a value of promoted property `p` is carried across: as the first node property it
-/// targets is.
-pub fn promoted_conv(flow: &XmiFlow, p: &crate::xmi::XmiProperty) -> Option<table::Conv> {
+/// targets is (a subflow node's own promoted property, when `names` knows it already).
+pub fn promoted_conv(
+    flow: &XmiFlow,
+    p: &crate::xmi::XmiProperty,
+    names: &dyn Workspace,
+) -> Option<table::Conv> {
     let (node, attr) = p.targets.first()?;
     let n = flow.nodes.iter().find(|n| &n.id == node)?;
-    let NodeKind::Builtin(product) = &n.kind else {
-        return None;
-    };
-    table::node_type(product)?
-        .props
-        .iter()
-        .find(|q| q.product == attr)
-        .map(|q| q.conv)
+    match &n.kind {
+        NodeKind::Builtin(product) => table::node_type(product)?
+            .props
+            .iter()
+            .find(|q| q.product == attr)
+            .map(|q| q.conv),
+        NodeKind::Subflow(path) => names.promoted(path, attr),
+        _ => None,
+    }
 }
 
 /// `name` as a YAML scalar: single-quoted unless it is plainly safe; double-quoted with escapes
@@ -208,11 +217,30 @@ pub fn convert(name: &str, flow: &XmiFlow, subflow: bool, names: &dyn Workspace)
         let _ = writeln!(yaml, "instances: {instances}");
     }
     if subflow && !promoted.is_empty() {
-        let _ = writeln!(yaml, "properties:");
+        let mut props = String::new();
         for p in &promoted {
-            let _ = writeln!(yaml, "  {}:", scalar(&p.name));
+            let mut targets = Vec::new();
+            for (node, attr) in &p.targets {
+                let Some(n) = flow.nodes.iter().find(|n| &n.id == node) else {
+                    continue;
+                };
+                match sluice_property(n, attr, names) {
+                    Some(prop) => targets.push(format!("{}.{prop}", labels[&n.id])),
+                    None => unmapped.push(Unmapped {
+                        line: p.line,
+                        node: labels[&n.id].clone(),
+                        what: format!("promoted property `{}` → `{attr}`", p.name),
+                        reason: "the node's property has no counterpart".into(),
+                    }),
+                }
+            }
+            // A property nothing of which maps (reported above) is left out.
+            if targets.is_empty() {
+                continue;
+            }
+            let _ = writeln!(props, "  {}:", scalar(&p.name));
             if let Some(d) = &p.default {
-                let value = match promoted_conv(flow, p).map(|c| table::convert(c, d)) {
+                let value = match promoted_conv(flow, p, names).map(|c| table::convert(c, d)) {
                     Some(Ok(v)) => value_text(&v),
                     Some(Err(reason)) => {
                         unmapped.push(Unmapped {
@@ -225,25 +253,14 @@ pub fn convert(name: &str, flow: &XmiFlow, subflow: bool, names: &dyn Workspace)
                     }
                     None => scalar(d),
                 };
-                let _ = writeln!(yaml, "    default: {value}");
-            }
-            let mut targets = Vec::new();
-            for (node, attr) in &p.targets {
-                let Some(n) = flow.nodes.iter().find(|n| &n.id == node) else {
-                    continue;
-                };
-                match sluice_property(n, attr) {
-                    Some(prop) => targets.push(format!("{}.{prop}", labels[&n.id])),
-                    None => unmapped.push(Unmapped {
-                        line: p.line,
-                        node: labels[&n.id].clone(),
-                        what: format!("promoted property `{}` → `{attr}`", p.name),
-                        reason: "the node's property has no counterpart".into(),
-                    }),
-                }
+                let _ = writeln!(props, "    default: {value}");
             }
             let list: Vec<String> = targets.iter().map(|t| scalar(t)).collect();
-            let _ = writeln!(yaml, "    targets: [{}]", list.join(", "));
+            let _ = writeln!(props, "    targets: [{}]", list.join(", "));
+        }
+        if !props.is_empty() {
+            let _ = writeln!(yaml, "properties:");
+            yaml.push_str(&props);
         }
     } else if !promoted.is_empty() {
         // In a flow, a promoted property only gathers nodes' settings in one place: each
@@ -252,7 +269,7 @@ pub fn convert(name: &str, flow: &XmiFlow, subflow: bool, names: &dyn Workspace)
             for (node, attr) in &p.targets {
                 if let (Some(d), Some(n)) = (&p.default, flow.nodes.iter().find(|n| &n.id == node))
                     && n.attrs.iter().all(|(k, _)| k != attr)
-                    && sluice_property(n, attr).is_none()
+                    && sluice_property(n, attr, names).is_none()
                 {
                     unmapped.push(Unmapped {
                         line: p.line,
@@ -274,15 +291,18 @@ pub fn convert(name: &str, flow: &XmiFlow, subflow: bool, names: &dyn Workspace)
     }
 }
 
-fn sluice_property(n: &XmiNode, attr: &str) -> Option<&'static str> {
-    let NodeKind::Builtin(product) = &n.kind else {
-        return None;
-    };
-    table::node_type(product)?
-        .props
-        .iter()
-        .find(|p| p.product == attr)
-        .map(|p| p.sluice)
+/// The Sluice property a node's product property `attr` becomes: a built-in node's by the
+/// table, a subflow node's promoted property by its own name.
+fn sluice_property(n: &XmiNode, attr: &str, names: &dyn Workspace) -> Option<String> {
+    match &n.kind {
+        NodeKind::Builtin(product) => table::node_type(product)?
+            .props
+            .iter()
+            .find(|p| p.product == attr)
+            .map(|p| p.sluice.to_string()),
+        NodeKind::Subflow(path) => names.promoted(path, attr).map(|_| attr.to_string()),
+        _ => None,
+    }
 }
 
 /// The node's type and property lines; records what did not map.
@@ -316,6 +336,9 @@ fn node_lines(
             };
             // A use sets the subflow's promoted properties by their names.
             for (k, v) in &n.attrs {
+                if NO_EFFECT.contains(&k.as_str()) {
+                    continue;
+                }
                 let value = match names.promoted(path, k) {
                     Some(conv) => match table::convert(conv, v) {
                         Ok(value) => value_text(&value),
@@ -324,7 +347,13 @@ fn node_lines(
                             continue;
                         }
                     },
-                    None => scalar(v),
+                    None => {
+                        miss(
+                            format!("property `{k}` = `{v}`"),
+                            "the subflow has no promoted property of that name that maps".into(),
+                        );
+                        continue;
+                    }
                 };
                 lines.push(format!("{}: {value}", scalar(k)));
             }
@@ -344,13 +373,16 @@ fn node_lines(
     }
     let Some(t) = table::node_type(product) else {
         miss(format!("node type `{product}`"), "not in Sluice yet".into());
+        // `ComIbmJavaCompute` → `JavaCompute`; `com_ibm_connector_kafka_ComIbmOutput` →
+        // `kafka_Output`.
         return product
-            .strip_prefix("ComIbm")
+            .strip_prefix("com_ibm_connector_")
             .unwrap_or(product)
-            .to_string();
+            .replace("ComIbm", "");
     };
     for (k, v) in &n.attrs {
-        if NO_EFFECT.contains(&k.as_str()) {
+        // An empty value is a setting left blank: the node's default.
+        if NO_EFFECT.contains(&k.as_str()) || v.is_empty() {
             continue;
         }
         if k == "additionalInstances" {
@@ -389,13 +421,31 @@ fn node_lines(
         }
     }
     if t.sluice == "HTTPHeader" {
-        for (el, _) in &n.children {
-            miss(
-                format!("header entry `{el}`"),
-                "header values are not read from the flow file yet: list them in the node's \
-                 `*_headers` property"
-                    .into(),
-            );
+        // `nameValue4ReplyHeader name=… value=…` rows: the headers each folder sets.
+        let mut folders: Vec<(String, Vec<String>)> = Vec::new();
+        for (el, attrs) in &n.children {
+            let folder = el
+                .strip_prefix("nameValue4")
+                .and_then(|f| f.strip_suffix("Header"))
+                .filter(|f| matches!(*f, "Input" | "Reply" | "Request" | "Response"));
+            let get = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
+            match (folder, get("name")) {
+                (Some(f), Some(name)) => {
+                    let pair = format!("{}: {}", scalar(name), scalar(get("value").unwrap_or("")));
+                    let key = format!("{}_headers", f.to_ascii_lowercase());
+                    match folders.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, list)) => list.push(pair),
+                        None => folders.push((key, vec![pair])),
+                    }
+                }
+                _ => miss(
+                    format!("header entry `{el}`"),
+                    "not a header row Sluice reads".into(),
+                ),
+            }
+        }
+        for (key, pairs) in folders {
+            lines.push(format!("{key}: {{ {} }}", pairs.join(", ")));
         }
     }
     if t.sluice == "Route" {
@@ -422,11 +472,20 @@ fn node_lines(
         }
     }
     if matches!(t.sluice, "Compute" | "Filter" | "Database") && !udps.is_empty() {
+        // The flow's user-defined properties go to each module that declares them EXTERNAL
+        // (to every one when the module's ESQL is not in the workspace).
+        let declared = lines
+            .iter()
+            .find_map(|l| l.strip_prefix("module: "))
+            .and_then(|m| names.externals(m.trim_matches('\'')));
         let pairs: Vec<String> = udps
             .iter()
+            .filter(|(k, _)| declared.as_ref().is_none_or(|d| d.contains(k)))
             .map(|(k, v)| format!("{}: {}", scalar(k), scalar(v)))
             .collect();
-        lines.push(format!("user_properties: {{ {} }}", pairs.join(", ")));
+        if !pairs.is_empty() {
+            lines.push(format!("user_properties: {{ {} }}", pairs.join(", ")));
+        }
     }
     t.sluice.to_string()
 }

@@ -169,11 +169,17 @@ struct Names {
     promoted: BTreeMap<(String, String), table::Conv>,
     /// Global elements of the schemas carried into `models/`: name → the file.
     models: BTreeMap<String, String>,
+    /// The EXTERNAL variables of each ESQL module of the workspace, by `SCHEMA.Module`.
+    externals: BTreeMap<String, Vec<String>>,
 }
 
 impl convert::Workspace for Names {
     fn model(&self, element: &str) -> Option<String> {
         self.models.get(element).cloned()
+    }
+
+    fn externals(&self, module: &str) -> Option<Vec<String>> {
+        self.externals.get(module).cloned()
     }
 
     fn subflow(&self, path: &str) -> Option<String> {
@@ -205,6 +211,10 @@ impl convert::Workspace for Alone {
     fn model(&self, _: &str) -> Option<String> {
         None
     }
+
+    fn externals(&self, _: &str) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// One flow file's text (`shown` names it in errors) converted on its own, as `import` converts
@@ -220,8 +230,14 @@ pub fn convert_flow(
     Ok(convert::convert(name, &flow, subflow, &Alone))
 }
 
-/// Import the workspace at `from` into a new project folder `to`.
-pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportError> {
+/// Import the workspace at `from` into a new project folder `to`. `taken` says whether a name
+/// is a node type's (or the subflow terminals' `Input`/`Output`), which a subflow may not have.
+pub fn import(
+    from: &Path,
+    to: &Path,
+    force: bool,
+    taken: &dyn Fn(&str) -> bool,
+) -> Result<Summary, ImportError> {
     let mut files = Vec::new();
     walk(from, &mut files)?;
     if to.is_dir() && !force && std::fs::read_dir(to).map_err(io(to))?.next().is_some() {
@@ -272,9 +288,10 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
             }
             "policyxml" => {
                 let text = std::fs::read_to_string(f).map_err(io(f))?;
-                let project = project_of(f, from);
-                let project = project
-                    .file_name()
+                // A policy project is one flat folder, named as the project.
+                let project = f
+                    .parent()
+                    .and_then(|p| p.file_name())
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 match policies::read(&project, &shown, &text) {
@@ -344,6 +361,7 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
         subflows: BTreeSet::new(),
         promoted: BTreeMap::new(),
         models: BTreeMap::new(),
+        externals: resources::esql_externals(&esql),
     };
     for (f, dir, place) in &copies {
         let written = format!("{dir}/{place}");
@@ -361,6 +379,15 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
         std::fs::copy(f, &dest).map_err(io(f))?;
         if *dir == "models" {
             let text = std::fs::read_to_string(f).map_err(io(f))?;
+            for loc in resources::schema_locations(&text) {
+                let near = f.parent().map(|p| p.join(&loc));
+                if !loc.contains("://") && !near.is_some_and(|p| p.is_file()) {
+                    summary.unreadable.push(format!(
+                        "{}: includes or imports `{loc}`, which the workspace does not hold",
+                        rel(f, from)
+                    ));
+                }
+            }
             for element in resources::global_elements(&text) {
                 names
                     .models
@@ -374,13 +401,26 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
             .or_default()
             .push(written);
     }
-    for (s, f) in sources.iter().zip(&read) {
-        let Ok(f) = f else { continue };
-        for p in &f.properties {
-            if let Some(conv) = convert::promoted_conv(f, p) {
-                names.promoted.insert((s.key.clone(), p.name.clone()), conv);
+
+    // A subflow's promoted property may target another subflow's: resolve them inside out,
+    // as far as the nesting goes.
+    loop {
+        let mut found = Vec::new();
+        for (s, f) in sources.iter().zip(&read) {
+            let Ok(f) = f else { continue };
+            for p in &f.properties {
+                let key = (s.key.clone(), p.name.clone());
+                if !names.promoted.contains_key(&key)
+                    && let Some(conv) = convert::promoted_conv(f, p, &names)
+                {
+                    found.push((key, conv));
+                }
             }
         }
+        if found.is_empty() {
+            break;
+        }
+        names.promoted.extend(found);
     }
     for s in &sources {
         let clash = sources
@@ -395,6 +435,17 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
                 .replace(['/', '.'], "_")
         } else {
             stem(&s.key)
+        };
+        // A flow named like a node type (`Route.subflow`) is named for what it is.
+        let name = if taken(&name) {
+            let kind = if s.key.ends_with(".subflow") {
+                "subflow"
+            } else {
+                "flow"
+            };
+            format!("{name}_{kind}")
+        } else {
+            name
         };
         names.by_key.insert(s.key.clone(), name);
         if s.key.ends_with(".subflow") || used.contains(&s.key) {
@@ -454,17 +505,63 @@ pub fn import(from: &Path, to: &Path, force: bool) -> Result<Summary, ImportErro
 /// Validates a project folder: each problem's file (relative to the folder) and text.
 pub type Validate = dyn Fn(&Path) -> Result<(), Vec<(String, String)>>;
 
+/// Move a written flow file to `flows-incomplete/` (or `subflows-incomplete/`); returns where
+/// it went.
+fn move_aside(to: &Path, f: &mut FlowResult) -> Result<Option<String>, ImportError> {
+    let Some(file) = f.written.clone() else {
+        return Ok(None);
+    };
+    let Some((dir, name)) = file.split_once('/') else {
+        return Ok(None);
+    };
+    if dir.ends_with("-incomplete") {
+        return Ok(None);
+    }
+    let aside = format!("{dir}-incomplete/{name}");
+    let target = to.join(&aside);
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    std::fs::rename(to.join(&file), &target).map_err(io(&target))?;
+    f.written = Some(aside.clone());
+    Ok(Some(aside))
+}
+
 /// Validate the project with `validate` (which gives each problem's file, relative to the
-/// project, and text) and move every flow or subflow file with a problem to
-/// `flows-incomplete/` or `subflows-incomplete/`, again until what stays validates: so the
-/// project runs the flows that imported completely, and the others wait beside them with
-/// the validator's words in the report. Returns the problems by the file's first place.
+/// project, and text) and move every flow or subflow file that did not map completely, or
+/// that has a problem, to `flows-incomplete/` or `subflows-incomplete/`, again until what
+/// stays validates: so the project runs the flows that imported completely, and the others
+/// wait beside them with what did not map and the validator's words in the report. Returns
+/// the problems by the file's place (after any move).
 pub fn settle(
     to: &Path,
     summary: &mut Summary,
     validate: &Validate,
 ) -> Result<BTreeMap<String, Vec<String>>, ImportError> {
     let mut problems: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    loop {
+        validate_and_move(to, summary, validate, &mut problems)?;
+        // A flow with a part that did not map would not do what it did in the product: it
+        // waits too, once the validator has said what it finds in it. Moving a subflow may
+        // break the flows that use it, so validate again.
+        let mut moved = false;
+        for f in summary.flows.iter_mut().filter(|f| !f.unmapped.is_empty()) {
+            moved |= move_aside(to, f)?.is_some();
+        }
+        if !moved {
+            return Ok(problems);
+        }
+    }
+}
+
+/// Validate, and move the flow files with problems aside until what stays validates (or a
+/// problem outside the flow files remains).
+fn validate_and_move(
+    to: &Path,
+    summary: &mut Summary,
+    validate: &Validate,
+    problems: &mut BTreeMap<String, Vec<String>>,
+) -> Result<(), ImportError> {
     summary.validated = false;
     loop {
         // With every flow aside there is nothing left to run, and nothing left that fails.
@@ -481,30 +578,33 @@ pub fn settle(
             summary.validated = true;
             break;
         };
-        let mut moved = false;
+        let mut by_file: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (file, text) in found {
-            problems.entry(file.clone()).or_default().push(text);
-            let Some(f) = summary
+            by_file.entry(file).or_default().push(text);
+        }
+        let mut moved = false;
+        for (file, texts) in by_file {
+            let flow = summary
                 .flows
                 .iter_mut()
-                .find(|f| f.written.as_deref() == Some(file.as_str()))
-            else {
-                continue;
+                .find(|f| f.written.as_deref() == Some(file.as_str()));
+            let (place, texts) = match flow {
+                Some(f) => match move_aside(to, f)? {
+                    Some(aside) => {
+                        moved = true;
+                        let texts = texts.iter().map(|t| t.replace(&file, &aside)).collect();
+                        (aside, texts)
+                    }
+                    None => (file, texts),
+                },
+                None => (file, texts),
             };
-            let Some((dir, name)) = file.split_once('/') else {
-                continue;
-            };
-            let aside = format!("{dir}-incomplete/{name}");
-            let target = to.join(&aside);
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(io(parent))?;
+            let list = problems.entry(place).or_default();
+            for t in texts {
+                if !list.contains(&t) {
+                    list.push(t);
+                }
             }
-            std::fs::rename(to.join(&file), &target).map_err(io(&target))?;
-            if let Some(ps) = problems.remove(&file) {
-                problems.insert(aside.clone(), ps);
-            }
-            f.written = Some(aside);
-            moved = true;
         }
         // A problem outside the flow files (ESQL, sluice.yaml) stops here: moving flows
         // aside would not help, and the report shows it.
@@ -512,7 +612,7 @@ pub fn settle(
             break;
         }
     }
-    Ok(problems)
+    Ok(())
 }
 
 /// Write `IMPORT-REPORT.md` into the project; `problems` are what validating the project

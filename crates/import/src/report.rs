@@ -195,7 +195,7 @@ pub fn render(from: &Path, s: &Summary, problems: &BTreeMap<String, Vec<String>>
         out.push('\n');
     }
     if !s.unreadable.is_empty() {
-        out.push_str("## Files that could not be read or placed\n\n");
+        out.push_str("## Files that could not be read, placed or resolved\n\n");
         for u in &s.unreadable {
             let _ = writeln!(out, "- {u}");
         }
@@ -232,6 +232,7 @@ fn conv_text(c: Conv) -> String {
         Conv::List => "a one-item list".into(),
         Conv::Broker => "with host, port and TLS: `broker`, an entry of sluice.yaml".into(),
         Conv::Elsewhere(why) => format!("reported: {why}"),
+        Conv::Flag(word) => format!("`true` → `{word}`"),
         Conv::Words(w) => w
             .iter()
             .map(|(p, s)| format!("`{p}` → `{s}`"))

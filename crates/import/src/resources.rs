@@ -3,11 +3,35 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::convert::scalar;
 use crate::policies::{self, Outcome, Policy};
 use crate::{ImportError, Summary, io, table, xmi};
+
+/// The `schemaLocation`s a schema includes or imports.
+pub(crate) fn schema_locations(text: &str) -> Vec<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut out = Vec::new();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e) | Event::Empty(e))
+                if matches!(e.local_name().as_ref(), b"include" | b"import") =>
+            {
+                out.extend(
+                    e.attributes()
+                        .flatten()
+                        .find(|a| a.key.as_ref() == b"schemaLocation")
+                        .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned())),
+                );
+            }
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    out
+}
 
 /// The names of a schema's global elements (the `xs:element`s directly under `xs:schema`).
 pub(crate) fn global_elements(text: &str) -> Vec<String> {
@@ -96,11 +120,20 @@ pub(crate) fn collect_resources(flow: &xmi::XmiFlow, summary: &mut Summary) {
             let (name, url) = table::mqtt_broker(&n.attrs);
             summary.brokers.insert(name, url);
         }
+        // An MQOutput writing to a destination list or the reply-to queue ignores its queue.
+        let elsewhere = n.attrs.iter().any(|(k, v)| {
+            k == "destinationMode"
+                && matches!(
+                    v.as_str(),
+                    "list" | "destinationList" | "reply" | "replyToQueue"
+                )
+        });
         for (k, v) in &n.attrs {
             if v.is_empty() {
                 continue;
             }
             match k.as_str() {
+                "queueName" if elsewhere => {}
                 "queueName" => {
                     summary.queues.insert(v.clone());
                 }
@@ -166,4 +199,55 @@ pub(crate) fn write_settings(to: &Path, summary: &Summary) -> Result<(), ImportE
         }
     }
     std::fs::write(&path, text).map_err(io(&path))
+}
+
+/// The EXTERNAL variables each ESQL module of the workspace declares, by `SCHEMA.Module` (or
+/// `Module` without a broker schema): its own and its schema's. A file that does not parse is
+/// left out (its modules then take every user-defined property, as before).
+pub(crate) fn esql_externals(files: &[(PathBuf, String)]) -> BTreeMap<String, Vec<String>> {
+    use sluice_esql::syntax::ast::{DeclareModifier, Item};
+    let externals = |items: &[Item]| -> Vec<String> {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Declare(d) if d.modifier == Some(DeclareModifier::External) => {
+                    Some(d.names.iter().map(|n| n.name.clone()))
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    };
+    let parsed: Vec<_> = files
+        .iter()
+        .filter_map(|(f, _)| std::fs::read_to_string(f).ok())
+        .filter_map(|text| sluice_esql::syntax::parse(&text).ok())
+        .collect();
+    let schema_of = |f: &sluice_esql::syntax::ast::File| {
+        f.schema.as_ref().map(|s| s.dotted()).unwrap_or_default()
+    };
+    let mut by_schema: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for f in &parsed {
+        by_schema
+            .entry(schema_of(f))
+            .or_default()
+            .extend(externals(&f.items));
+    }
+    let mut out = BTreeMap::new();
+    for f in &parsed {
+        let schema = schema_of(f);
+        for item in &f.items {
+            if let Item::Module(m) = item {
+                let mut names = externals(&m.items);
+                names.extend(by_schema.get(&schema).cloned().unwrap_or_default());
+                let key = if schema.is_empty() {
+                    m.name.name.clone()
+                } else {
+                    format!("{schema}.{}", m.name.name)
+                };
+                out.insert(key, names);
+            }
+        }
+    }
+    out
 }

@@ -29,6 +29,8 @@ pub enum Conv {
     Broker,
     /// A property Sluice keeps elsewhere: any value but the empty one is reported, with why.
     Elsewhere(&'static str),
+    /// A check box that, ticked (`true`), sets the Sluice property to this value.
+    Flag(&'static str),
 }
 
 /// One property of a node type: the product's attribute name, Sluice's property, how.
@@ -77,6 +79,8 @@ const MQTT_BROKER: [Prop; 4] = [
 const HEADER_ACTION: &[(&str, &str)] = &[
     ("CarryForward", "carry_forward"),
     ("Add", "add"),
+    // Sluice's `add` sets the listed headers in the folder, creating it when missing.
+    ("Modify", "add"),
     ("DeleteHeader", "delete"),
 ];
 const YES_NO: &[(&str, &str)] = &[("yes", "yes"), ("no", "no"), ("automatic", "automatic")];
@@ -96,14 +100,36 @@ const COMPUTE_MODE: &[(&str, &str)] = &[
     ("all", "all"),
 ];
 const TRANSACTION: &[(&str, &str)] = &[("automatic", "automatic"), ("commit", "commit")];
-const ESQL_COMMON: [Prop; 2] = [
+const ESQL_COMMON: [Prop; 3] = [
     p("dataSource", "datasource", Conv::Text),
     p("transaction", "transaction", Conv::Words(TRANSACTION)),
+    p(
+        "throwExceptionOnDatabaseError",
+        "throw_exception_on_database_error",
+        Conv::Bool,
+    ),
+];
+/// Validation settings whose product value means no validation, which is what Sluice's nodes
+/// do.
+const NO_VALIDATION: Prop = p("validateMaster", "", Conv::Expect("none"));
+const TCPIP_DETECTION: [Prop; 2] = [
+    p(
+        "recordDetection",
+        "record_detection",
+        Conv::Words(&[
+            ("fixedLength", "fixed_length"),
+            ("delimited", "delimited"),
+            ("connectionClosed", "connection_closed"),
+        ]),
+    ),
+    p("recordLength", "record_length_bytes", Conv::Int),
 ];
 
 /// Attributes every node may carry that change nothing Sluice does.
 pub const NO_EFFECT: &[&str] = &[
     "componentLevel",
+    // The toolkit's diagram: which way the node's terminals face.
+    "rotation",
     "nodeLayoutStyle",
     "parserXmlnscBuildTreeUsingXMLSchema",
     "parserXmlnscMixedContentRetainMode",
@@ -124,6 +150,7 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("commitCount", "commit_count", Conv::Int),
             DOMAIN,
             MESSAGE_TYPE,
+            NO_VALIDATION,
         ],
         terminals: &[],
     },
@@ -141,6 +168,7 @@ pub static NODE_TYPES: &[NodeType] = &[
                     ("replyToQueue", "reply_to_queue"),
                     ("list", "destination_list"),
                     ("destinationList", "destination_list"),
+                    ("reply", "reply_to_queue"),
                 ]),
             ),
             p("newMsgId", "new_msg_id", Conv::Bool),
@@ -167,6 +195,8 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("queueName", "queue", Conv::Text),
             p("waitInterval", "wait_ms", Conv::Int),
             p("browse", "browse", Conv::Bool),
+            p("getWithCorrelID", "match", Conv::Flag("correl_id")),
+            p("getWithMessageID", "match", Conv::Flag("msg_id")),
             DOMAIN,
         ],
         terminals: &[("noMessage", "no_message")],
@@ -175,7 +205,12 @@ pub static NODE_TYPES: &[NodeType] = &[
         product: "ComIbmWSInput",
         title: "HTTP Input",
         sluice: "HTTPInput",
-        props: &[p("URLSpecifier", "path", Conv::Text), DOMAIN, MESSAGE_TYPE],
+        props: &[
+            p("URLSpecifier", "path", Conv::Text),
+            DOMAIN,
+            MESSAGE_TYPE,
+            NO_VALIDATION,
+        ],
         terminals: &[],
     },
     NodeType {
@@ -211,6 +246,7 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("computeMode", "compute_mode", Conv::Words(COMPUTE_MODE)),
             ESQL_COMMON[0],
             ESQL_COMMON[1],
+            ESQL_COMMON[2],
         ],
         terminals: &[],
     },
@@ -222,6 +258,7 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("filterExpression", "module", Conv::EsqlModule),
             ESQL_COMMON[0],
             ESQL_COMMON[1],
+            ESQL_COMMON[2],
         ],
         terminals: &[],
     },
@@ -233,6 +270,7 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("statement", "module", Conv::EsqlModule),
             ESQL_COMMON[0],
             ESQL_COMMON[1],
+            ESQL_COMMON[2],
         ],
         terminals: &[],
     },
@@ -327,10 +365,36 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("inputDirectory", "directory", Conv::Text),
             p("filenamePattern", "file_name_pattern", Conv::Text),
             p("archiveDirectory", "archive_directory", Conv::Text),
+            p(
+                "recordDetection",
+                "record_detection",
+                Conv::Words(&[
+                    ("wholeFile", "whole_file"),
+                    ("fixedLength", "fixed_length"),
+                    ("delimited", "delimited"),
+                ]),
+            ),
+            p("recordLength", "record_length_bytes", Conv::Int),
+            p(
+                "recordDelimiter",
+                "delimiter",
+                Conv::Words(&[("lineEnd", "line_end"), ("customDelimiter", "custom")]),
+            ),
+            p(
+                "replaceDuplicateArchives",
+                "replace_duplicate_archives",
+                Conv::Bool,
+            ),
+            p(
+                "processedFileAction",
+                "action_on_success",
+                Conv::Words(&[("moveToArchive", "archive"), ("delete", "delete")]),
+            ),
             DOMAIN,
             MESSAGE_TYPE,
+            NO_VALIDATION,
         ],
-        terminals: &[("EndOfData", "end_of_data")],
+        terminals: &[("EndOfData", "end_of_data"), ("EOD", "end_of_data")],
     },
     NodeType {
         product: "ComIbmFileOutput",
@@ -339,6 +403,16 @@ pub static NODE_TYPES: &[NodeType] = &[
         props: &[
             p("outputDirectory", "directory", Conv::Text),
             p("outputFilename", "file_name", Conv::Text),
+            p(
+                "outputMode",
+                "output_file_action",
+                Conv::Words(&[("archiveAndReplace", "archive_and_replace")]),
+            ),
+            p(
+                "replaceDuplicateArchives",
+                "replace_duplicate_archives",
+                Conv::Bool,
+            ),
         ],
         terminals: &[
             ("finish", "finish_file"),
@@ -405,21 +479,33 @@ pub static NODE_TYPES: &[NodeType] = &[
         product: "ComIbmTCPIPClientInput",
         title: "TCPIP Client Input",
         sluice: "TCPIPClientInput",
-        props: &[p("connectionDetails", "connection_details", Conv::Text)],
+        props: &[
+            p("connectionDetails", "connection_details", Conv::Text),
+            TCPIP_DETECTION[0],
+            TCPIP_DETECTION[1],
+        ],
         terminals: &[],
     },
     NodeType {
         product: "ComIbmTCPIPClientOutput",
         title: "TCPIP Client Output",
         sluice: "TCPIPClientOutput",
-        props: &[p("connectionDetails", "connection_details", Conv::Text)],
+        props: &[
+            p("connectionDetails", "connection_details", Conv::Text),
+            p("timeoutSendingData", "write_timeout_secs", Conv::Int),
+        ],
         terminals: &[],
     },
     NodeType {
         product: "ComIbmTCPIPClientReceive",
         title: "TCPIP Client Receive",
         sluice: "TCPIPClientReceive",
-        props: &[p("connectionDetails", "connection_details", Conv::Text)],
+        props: &[
+            p("connectionDetails", "connection_details", Conv::Text),
+            p("timeoutWaitingForData", "read_timeout_secs", Conv::Int),
+            TCPIP_DETECTION[0],
+            TCPIP_DETECTION[1],
+        ],
         terminals: &[],
     },
     NodeType {
@@ -487,6 +573,25 @@ pub static NODE_TYPES: &[NodeType] = &[
             p("sequenceName", "sequence_name", Conv::Text),
         ],
         terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmCollector",
+        title: "Collector",
+        sluice: "Collector",
+        props: &[
+            p("collectionName", "collection_name", Conv::Text),
+            p("collectionExpiry", "collection_expiry_secs", Conv::Int),
+            p(
+                "eventCoordination",
+                "event_coordination",
+                Conv::Words(&[
+                    ("disabled", "disabled"),
+                    ("allComplete", "all_complete"),
+                    ("firstComplete", "first_complete"),
+                ]),
+            ),
+        ],
+        terminals: &[("expire", "expiry")],
     },
     NodeType {
         product: "ComIbmHTTPHeader",
@@ -628,6 +733,11 @@ pub fn convert(conv: Conv, value: &str) -> Result<Value, String> {
         }
         Conv::List => Value::List(vec![value.to_string()]),
         Conv::Broker => Value::None,
+        Conv::Flag(word) => match value {
+            "true" => Value::Text(word.to_string()),
+            "false" => Value::None,
+            _ => return Err(format!("`{value}` is not true or false")),
+        },
         Conv::Elsewhere(_) if value.is_empty() => Value::None,
         Conv::Elsewhere(why) => return Err(why.to_string()),
     })

@@ -9,7 +9,9 @@ use sluice_flow::diag::counted;
 use crate::bundle;
 /// `sluice import`: import, validate what was written, report.
 pub fn run(from: &Path, out: &Path, force: bool) -> ExitCode {
-    let summary = match sluice_import::import(from, out, force) {
+    let registry = bundle::registry();
+    let taken = |name: &str| registry.get(name).is_some() || name == "Input" || name == "Output";
+    let summary = match sluice_import::import(from, out, force, &taken) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -18,13 +20,20 @@ pub fn run(from: &Path, out: &Path, force: bool) -> ExitCode {
     };
     // What validation finds, by the project file it is in; flows with problems move aside.
     let validate = |dir: &Path| {
+        // The validator's file names may be relative to the working directory or absolute:
+        // compare them as absolute paths.
+        let root = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         sluice_server::validate(dir, bundle::registry())
             .map(|_| ())
             .map_err(|ds| {
                 ds.iter()
                     .map(|d| {
                         let file = Path::new(&d.file);
-                        let key = file.strip_prefix(dir).unwrap_or(file);
+                        let abs = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+                        let key = abs
+                            .strip_prefix(&root)
+                            .or_else(|_| file.strip_prefix(dir))
+                            .unwrap_or(file);
                         (key.to_string_lossy().into_owned(), d.to_string())
                     })
                     .collect()

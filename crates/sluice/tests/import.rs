@@ -37,7 +37,7 @@ fn import_writes_a_project_that_runs_and_reports_what_did_not_map() {
     assert!(ok, "{stdout}{stderr}");
     let last = stdout.lines().last().unwrap_or_default();
     assert!(
-        last.starts_with("imported 6 flows (4 complete), 19 nodes (16 mapped), report: "),
+        last.starts_with("imported 7 flows (5 complete), 21 nodes (18 mapped), report: "),
         "{stdout}"
     );
     assert!(
@@ -96,6 +96,14 @@ fn import_writes_a_project_that_runs_and_reports_what_did_not_map() {
         report.contains("`{DefaultPolicies}:Ledger` (JDBCProviders) | DefaultPolicies/Warehouse.policyxml:11 | **not mapped**: a DB2 Universal Database database"),
         "{report}"
     );
+    // A flow that validates but has a part that did not map waits aside, with why.
+    assert!(out.join("flows-incomplete/Stock.yaml").is_file());
+    assert!(
+        stdout.contains("Stock.msgflow: 1 unmapped part, written to flows-incomplete/Stock.yaml"),
+        "{stdout}"
+    );
+    // A subflow named like a node type is named for what it is.
+    assert!(out.join("subflows/Route_subflow.yaml").is_file());
     // The DFDL schema is carried into models/ and found by the message type the node names.
     assert!(out.join("models/record.xsd").is_file());
     let records = std::fs::read_to_string(out.join("flows/Records.yaml")).unwrap();
@@ -112,9 +120,16 @@ fn import_writes_a_project_that_runs_and_reports_what_did_not_map() {
     assert_eq!(r.text(), r#"{"qty":2,"region":"APAC","audited":true}"#);
     let big = server.post("/imported/orders", br#"{"qty":20}"#);
     assert_eq!(big.text(), r#"{"qty":20,"region":"APAC"}"#);
-    // The DFDL flow deployed, so its carried model compiled; it answers with the record.
+    // The DFDL flow deployed, so its carried model compiled; it answers with the record, and
+    // with the reply header its HTTP Header node's rows set.
     let rec = server.post("/imported/records", b"north,21,C");
     assert_eq!((rec.status, rec.text().as_str()), (200, "north,21,C"));
+    assert_eq!(
+        rec.header("x-station-format"),
+        Some("csv"),
+        "{:?}",
+        rec.headers
+    );
 }
 
 #[test]
