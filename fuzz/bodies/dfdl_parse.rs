@@ -10,13 +10,15 @@ use bytes::Bytes;
 use sluice_dfdl::{DfdlParser, Schema, parse_to_tree};
 use sluice_tree::Parser;
 
-const MODELS: [(&str, &str); 6] = [
+const MODELS: [(&str, &str); 8] = [
     ("cwf-order.xsd", "Order"),
     ("tds-order.xsd", "Order"),
     ("sale-fixed.xsd", "SaleEnvelope"),
     ("sale-delimited.xsd", "SaleEnvelope"),
     ("copybook-payment.xsd", "Payment"),
     ("csv-quoted.xsd", "Contacts"),
+    ("hl7-v2.xsd", "HL7"),
+    ("swift-mt.xsd", "SWIFT"),
 ];
 
 fn parsers() -> &'static Vec<Arc<DfdlParser>> {

@@ -173,7 +173,7 @@ pub struct GenArgs {
     /// Target size: 2kB, 20kB, 200kB, 2MB, 20MB or bytes.
     #[arg(long)]
     pub size: String,
-    /// xml, json, soap, fixed, delimited or hl7.
+    /// xml, json, soap, fixed, delimited, hl7 or swift.
     #[arg(long, default_value = "xml")]
     pub format: String,
     /// Seed of the variation (the same seed gives the same message).

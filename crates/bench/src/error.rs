@@ -17,7 +17,9 @@ pub enum BenchError {
     InvalidSize(String),
 
     /// A message format name is not one the generator knows.
-    #[error("unknown message format `{0}`: expected xml, json, soap, fixed, delimited or hl7")]
+    #[error(
+        "unknown message format `{0}`: expected xml, json, soap, fixed, delimited, hl7 or swift"
+    )]
     UnknownFormat(String),
 
     /// The requested size is smaller than the smallest message of that format.

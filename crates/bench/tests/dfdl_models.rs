@@ -1,5 +1,5 @@
 //! The sample DFDL models read the bench's payloads — the seeds' SaleEnvelope in the `fixed`
-//! and `delimited` layouts, and the `hl7` order — and write them back byte for byte, at every
+//! and `delimited` layouts, the `hl7` order and the `swift` MT543 — and write them back byte for byte, at every
 //! size the suites send.
 
 use std::path::Path;
@@ -16,7 +16,7 @@ fn round_trip(model: &str, root: &str, format: Format) {
         .join(model);
     let schema = Arc::new(Schema::load(&path).unwrap());
     let parser = Arc::new(DfdlParser::new(schema, root).unwrap());
-    for size in [2_000, 16_384, 20_000, 200_000] {
+    for size in [2_000, 6_543, 16_384, 20_000, 200_000] {
         let data = generate(format, size, 1).unwrap();
         let (mut tree, id) = parse_to_tree(&parser, Bytes::from(data.clone()))
             .unwrap_or_else(|e| panic!("{model} at {size} bytes: {e}"));
@@ -47,4 +47,9 @@ fn delimited_sale_model_round_trips_when_bench_payloads_parsed() {
 #[test]
 fn hl7_model_round_trips_when_bench_payloads_parsed() {
     round_trip("hl7-v2.xsd", "HL7", Format::Hl7);
+}
+
+#[test]
+fn swift_model_round_trips_when_bench_payloads_parsed() {
+    round_trip("swift-mt.xsd", "SWIFT", Format::Swift);
 }

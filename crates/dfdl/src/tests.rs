@@ -581,3 +581,30 @@ fn hl7_sample_reads_segments_fields_and_components() {
         "a message starts with MSH"
     );
 }
+
+#[test]
+fn swift_sample_reads_blocks_and_multi_line_fields() {
+    let p = parser("swift-mt.xsd", "SWIFT");
+    let data = b"{1:F01BANKBEBBAXXX0000000000}{2:I543BANKDEFFXXXXN}{3:{108:MUR12345}}{4:\r\n:16R:GENL\r\n:20C::SEME//REF123\r\n:35B:ISIN XS0123456789\r\nBOND 2030\r\n:16S:GENL\r\n-}{5:{CHK:123456789ABC}}";
+    let (lines, out) = parse_dump(&p, data).unwrap();
+    assert_eq!(
+        lines,
+        [
+            "/SWIFT/Basic='F01BANKBEBBAXXX0000000000'",
+            "/SWIFT/Application='I543BANKDEFFXXXXN'",
+            "/SWIFT/User/Field/Tag='108'",
+            "/SWIFT/User/Field/Value='MUR12345'",
+            "/SWIFT/Text/Field/Tag='16R'",
+            "/SWIFT/Text/Field/Value='GENL'",
+            "/SWIFT/Text/Field/Tag='20C'",
+            "/SWIFT/Text/Field/Value=':SEME//REF123'",
+            "/SWIFT/Text/Field/Tag='35B'",
+            "/SWIFT/Text/Field/Value='ISIN XS0123456789\r\nBOND 2030'",
+            "/SWIFT/Text/Field/Tag='16S'",
+            "/SWIFT/Text/Field/Value='GENL'",
+            "/SWIFT/Trailer/Field/Tag='CHK'",
+            "/SWIFT/Trailer/Field/Value='123456789ABC'",
+        ]
+    );
+    assert_eq!(out, data);
+}

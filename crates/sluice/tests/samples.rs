@@ -360,12 +360,17 @@ fn reminders_puts_a_reminder_on_its_queue_when_its_timer_falls_due() {
 }
 
 #[test]
-fn dfdl_flows_parse_and_write_the_seeds_fixed_delimited_and_hl7_messages() {
+fn dfdl_flows_parse_and_write_the_seeds_fixed_delimited_hl7_and_swift_messages() {
     use sluice_bench::message::{Format, generate};
     for (format, name, last) in [
         (Format::Fixed, "cwf", &b"Test"[..]),
         (Format::Delimited, "tds", &b"Test\n"[..]),
         (Format::Hl7, "hl7", &b"Test\r"[..]),
+        (
+            Format::Swift,
+            "swift",
+            &b"Test\r\n-}{5:{CHK:123456789ABC}}"[..],
+        ),
     ] {
         let body = generate(format, 2_000, 1).expect("a payload");
         let r = server().post(&format!("/samples/dfdl-{name}-parse"), &body);

@@ -32,17 +32,21 @@ pub enum Format {
     /// An HL7 v2 order message: segments ended by carriage returns, fields by `|`, components
     /// by `^` (the seeds' HL7 TDS case).
     Hl7,
+    /// A SWIFT MT543 (deliver against payment): header blocks, then the text block's
+    /// `:TAG:value` fields (the seeds' SWIFT TDS case).
+    Swift,
 }
 
 impl Format {
     /// Every format, in the order reports list them.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::Xml,
         Format::Json,
         Format::Soap,
         Format::Fixed,
         Format::Delimited,
         Format::Hl7,
+        Format::Swift,
     ];
 
     /// The name used on the command line and in suites.
@@ -54,6 +58,7 @@ impl Format {
             Format::Fixed => "fixed",
             Format::Delimited => "delimited",
             Format::Hl7 => "hl7",
+            Format::Swift => "swift",
         }
     }
 
@@ -63,7 +68,9 @@ impl Format {
             Format::Xml => "application/xml",
             Format::Json => "application/json",
             Format::Soap => "text/xml; charset=utf-8",
-            Format::Fixed | Format::Delimited | Format::Hl7 => "application/octet-stream",
+            Format::Fixed | Format::Delimited | Format::Hl7 | Format::Swift => {
+                "application/octet-stream"
+            }
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Writers for the six representations of the SaleList message.
+//! Writers for the seven representations of the SaleList message.
 //!
 //! Each format is an envelope start (which may name the repetition count), the
 //! repetitions, and an envelope end. All values are ASCII letters, digits,
@@ -32,6 +32,10 @@
 //!   OBR segment (codes as components, description, category, price, quantity), then per
 //!   invoice an FT1 with the balance and currency, and a closing NTE `Test`; every segment
 //!   ends with a carriage return.
+//! * `swift`: a SWIFT MT543: blocks 1 to 3, then block 4 with a GENL sequence and per invoice
+//!   a SETDET sequence (the surname and initials as a party, per item the codes and
+//!   description as a two-line security, the category, quantity and price), the trailer
+//!   `-}` and block 5. Lines end with CR LF.
 
 use std::io::Write;
 
@@ -61,6 +65,11 @@ const HL7_START: &str = concat!(
     "PID|1||PAT0001^^^STORE||Sale^Summer\r",
 );
 
+const SWIFT_START: &str = concat!(
+    "{1:F01BANKBEBBAXXX0000000000}{2:I543BANKDEFFXXXXN}{3:{108:SUMMERSALE}}{4:\r\n",
+    ":16R:GENL\r\n:20C::SEME//1\r\n:23G:NEWM\r\n:98A::PREP//20261128\r\n:16S:GENL",
+);
+
 /// Writes the envelope start for a message of `count` repetitions.
 pub fn write_start(format: Format, count: usize, out: &mut Vec<u8>) {
     match format {
@@ -73,6 +82,7 @@ pub fn write_start(format: Format, count: usize, out: &mut Vec<u8>) {
         Format::Delimited => out.extend_from_slice(b"1\n"),
         Format::Fixed => push_fmt(out, format_args!("{:04}{:08}", 1, count)),
         Format::Hl7 => out.extend_from_slice(HL7_START.as_bytes()),
+        Format::Swift => out.extend_from_slice(SWIFT_START.as_bytes()),
     }
 }
 
@@ -85,6 +95,7 @@ pub fn write_end(format: Format, filler: usize, out: &mut Vec<u8>) {
         Format::Json => out.extend_from_slice(br#"],"Last":"Test"}}"#),
         Format::Delimited => out.extend_from_slice(b"Test\n"),
         Format::Hl7 => out.extend_from_slice(b"NTE|1||Test\r"),
+        Format::Swift => out.extend_from_slice(b"\r\n:70E::SPRO//Test\r\n-}{5:{CHK:123456789ABC}}"),
         Format::Fixed => {
             push_fmt(
                 out,
@@ -138,7 +149,41 @@ pub fn write_sale_list(format: Format, index: usize, list: &SaleList, out: &mut 
                 hl7_invoice(index, invoice, out);
             }
         }
+        Format::Swift => {
+            for invoice in &list.invoices {
+                swift_invoice(invoice, out);
+            }
+        }
     }
+}
+
+fn swift_invoice(invoice: &Invoice, out: &mut Vec<u8>) {
+    let [a, b] = invoice.initials;
+    push_fmt(
+        out,
+        format_args!("\r\n:16R:SETDET\r\n:95Q::BUYR//{} {a} {b}", invoice.surname),
+    );
+    for item in &invoice.items {
+        let [c1, c2, c3] = item.codes;
+        push_fmt(
+            out,
+            format_args!(
+                "\r\n:35B:ISIN XS{c1:02}{c2:02}{c3:02}\r\n{}\r\n:22F::CATG//{}\r\n:36B::SETT//UNIT/{:02}\r\n:90B::DEAL//ACTU/{}",
+                item.description,
+                item.category,
+                item.quantity,
+                money(item.price_cents)
+            ),
+        );
+    }
+    push_fmt(
+        out,
+        format_args!(
+            "\r\n:19A::SETT//{}{}\r\n:16S:SETDET",
+            invoice.currency,
+            money(invoice.balance_cents)
+        ),
+    );
 }
 
 fn hl7_invoice(index: usize, invoice: &Invoice, out: &mut Vec<u8>) {
