@@ -251,3 +251,34 @@ pub(crate) fn esql_externals(files: &[(PathBuf, String)]) -> BTreeMap<String, Ve
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn esql_externals_gives_each_module_its_own_and_its_schemas() {
+        let dir = std::env::temp_dir().join(format!("sluice-import-ext-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = dir.join("a.esql");
+        std::fs::write(
+            &a,
+            "BROKER SCHEMA shop\nDECLARE Region EXTERNAL CHARACTER 'EU';\n\
+             CREATE COMPUTE MODULE Enrich\n DECLARE Rate EXTERNAL INTEGER 1;\n\
+             CREATE FUNCTION Main() RETURNS BOOLEAN BEGIN RETURN TRUE; END;\nEND MODULE;\n\
+             CREATE COMPUTE MODULE Plain\nCREATE FUNCTION Main() RETURNS BOOLEAN BEGIN RETURN TRUE; END;\nEND MODULE;\n",
+        )
+        .unwrap();
+        let b = dir.join("b.esql");
+        std::fs::write(
+            &b,
+            "CREATE FILTER MODULE Check\nCREATE FUNCTION Main() RETURNS BOOLEAN BEGIN RETURN TRUE; END;\nEND MODULE;\n",
+        )
+        .unwrap();
+        let got = esql_externals(&[(a, "a.esql".into()), (b, "b.esql".into())]);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(got["shop.Enrich"], ["Rate", "Region"]);
+        assert_eq!(got["shop.Plain"], ["Region"]);
+        assert!(got["Check"].is_empty());
+    }
+}
