@@ -8,6 +8,8 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 
 use sluice_dfdl::{DfdlParser, Schema};
+
+use crate::validation::{FailureAction, Validation, ValidationProps, Validator};
 use sluice_node_api::{ConfigError, Message, properties, property_enum};
 use sluice_parsers::{blob, json, xmlnsc};
 use sluice_tree::{NodeId, Parser, Tree, TreeError};
@@ -38,14 +40,18 @@ properties! {
 }
 
 properties! {
-    /// The message model of an input node's `domain: DFDL` bodies.
+    /// The message model of an input node's bodies: the DFDL schema of `domain: DFDL`, the
+    /// XML Schema that validates `domain: XMLNSC`.
     pub struct MessageModelProps {
-        /// The DFDL schema (`models/NAME.xsd`, relative to the project folder) that parses the
-        /// body when `domain` is `DFDL`; compiled when the flow is deployed.
+        /// The schema (`models/NAME.xsd`, relative to the project folder): the DFDL schema that
+        /// parses the body when `domain` is `DFDL`, the XML Schema that validates it when
+        /// `domain` is `XMLNSC` and `validation` is not `none`; compiled when the flow is
+        /// deployed.
         message_model: Option<String>,
         /// The global element of `message_model` that is the message's root (the message
         /// type) when `domain` is `DFDL`; optional when the model has one global element.
         message_type: Option<String>,
+        ..validation: ValidationProps,
     }
 }
 
@@ -62,6 +68,8 @@ enum DomainParser {
 pub struct BodyParsing {
     parser: DomainParser,
     complete: bool,
+    /// Validates XMLNSC bodies before they are attached.
+    validator: Option<Arc<Validator>>,
 }
 
 impl BodyParsing {
@@ -78,6 +86,10 @@ impl BodyParsing {
         let none = MessageModelProps {
             message_model: None,
             message_type: None,
+            validation: ValidationProps {
+                validation: Validation::None,
+                failure_action: FailureAction::Exception,
+            },
         };
         BodyParsing::with_model(c, &none, Path::new("."))
     }
@@ -90,19 +102,40 @@ impl BodyParsing {
         project_dir: &Path,
     ) -> Result<BodyParsing, ConfigError> {
         let opaque = &c.opaque_elements;
+        let validates = model.validation.validation != Validation::None;
+        if validates && c.domain != Domain::Xmlnsc {
+            return Err(ConfigError::property(
+                "validation",
+                "XML Schema validation needs `domain: XMLNSC`",
+            ));
+        }
         if c.domain != Domain::Dfdl {
-            for (name, set) in [
-                ("message_model", model.message_model.is_some()),
-                ("message_type", model.message_type.is_some()),
+            for (name, set, needs) in [
+                (
+                    "message_model",
+                    model.message_model.is_some() && !validates,
+                    "`domain: DFDL`, or `domain: XMLNSC` with `validation`",
+                ),
+                (
+                    "message_type",
+                    model.message_type.is_some(),
+                    "`domain: DFDL`",
+                ),
             ] {
                 if set {
                     return Err(ConfigError::property(
                         name,
-                        format!("`{name}` needs `domain: DFDL`"),
+                        format!("`{name}` needs {needs}"),
                     ));
                 }
             }
         }
+        let validator = Validator::from_props(
+            &model.validation,
+            model.message_model.as_deref(),
+            project_dir,
+        )?
+        .map(Arc::new);
         if !opaque.is_empty() && c.domain != Domain::Xmlnsc {
             return Err(ConfigError::property(
                 "opaque_elements",
@@ -125,6 +158,7 @@ impl BodyParsing {
         Ok(BodyParsing {
             parser,
             complete: c.parse_timing != ParseTiming::OnDemand,
+            validator,
         })
     }
 
@@ -144,11 +178,17 @@ impl BodyParsing {
         BodyParsing {
             parser: DomainParser::Blob,
             complete: false,
+            validator: None,
         }
     }
 
     /// Attach `bytes` as the body (last child of Root), parsing it now when the timing says so.
+    /// A body that breaks its XML Schema (when the node validates) is not attached: the error
+    /// names every violation kept.
     pub fn attach(&self, root: &mut Tree, bytes: Bytes) -> Result<NodeId, TreeError> {
+        if let Some(v) = &self.validator {
+            v.check(&bytes)?;
+        }
         let r = root.root();
         let id = match &self.parser {
             DomainParser::Blob => blob::attach(root, r, bytes),

@@ -8,6 +8,7 @@ pub mod reset;
 pub mod routing;
 pub mod terminals;
 mod time;
+pub mod validation;
 
 use sluice_node_api::NodeSpec;
 

@@ -14,10 +14,9 @@ use sluice_tree::{Text, Value, field_type};
 
 use super::QueueWork;
 use super::headers;
-use sluice_nodes_core::domains::{
-    BodyParsing, BodyParsingProps, MessageModelProps, serialize_body,
-};
+use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProps};
 use sluice_nodes_core::terminals::{FAILURE_DOC, FailureOut, In, OUT_DOC};
+use sluice_nodes_core::validation::{OutputValidationProps, Validator, serialize_validated};
 
 property_enum! {
     /// The persistence of a message an output node puts.
@@ -68,6 +67,7 @@ properties! {
         /// of `Root.MQMD` is kept, and one is generated only when it is all zeros (MQMI_NONE).
         new_msg_id: bool = "false",
         ..put: PutProps,
+        ..validation: OutputValidationProps,
     }
 }
 
@@ -75,6 +75,7 @@ properties! {
     /// MQReply's properties.
     pub struct MqReplyProps {
         ..put: PutProps,
+        ..validation: OutputValidationProps,
     }
 }
 
@@ -126,13 +127,15 @@ impl BuildNode for MqOutputProps {
             DestinationMode::ReplyToQueue => Dest::ReplyTo,
             DestinationMode::DestinationList => Dest::List,
         };
-        build_output(&self.put, b, dest, self.queue, self.new_msg_id)
+        let validator = self.validation.validator(b.project_dir)?;
+        build_output(&self.put, b, dest, self.queue, self.new_msg_id, validator)
     }
 }
 
 impl BuildNode for MqReplyProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-        build_output(&self.put, b, Dest::Reply, None, false)
+        let validator = self.validation.validator(b.project_dir)?;
+        build_output(&self.put, b, Dest::Reply, None, false, validator)
     }
 }
 
@@ -193,6 +196,8 @@ struct MqOutput {
     new_msg_id: bool,
     /// Who puts a message that has no `Root.MQMD` (the server's user and program).
     context: sluice_qm::PutContext,
+    /// Validates the XML body written, when the node validates.
+    validator: Option<Validator>,
 }
 
 fn build_output(
@@ -201,6 +206,7 @@ fn build_output(
     dest: Dest,
     queue: Option<String>,
     new_msg_id: bool,
+    validator: Option<Validator>,
 ) -> Result<NodeImpl, ConfigError> {
     let qm = b.services.queue_manager()?;
     let queue = queue.unwrap_or_default();
@@ -240,6 +246,7 @@ fn build_output(
         transactional,
         new_msg_id,
         context: sluice_qm::PutContext::of_this_process(),
+        validator,
     })))
 }
 
@@ -316,7 +323,7 @@ impl MqOutput {
 
 impl Node for MqOutput {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let (body, content_type) = serialize_body(msg)?;
+        let (body, content_type) = serialize_validated(msg, self.validator.as_ref())?;
         let r = msg.root.root();
         let has_mqmd = msg.root.child_named(r, None, b"MQMD", 0)?.is_some();
         let mut qmsg = headers::from_tree(msg, body)?;

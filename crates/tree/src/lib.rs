@@ -16,7 +16,7 @@ pub mod xpath;
 
 pub use assembly::Message;
 pub use data_type::{DataType, ScalarType};
-pub use error::TreeError;
+pub use error::{TreeError, Violation};
 pub use interval::{DatetimeField, IntervalQualifier};
 pub use text::{Text, TextRef, same_bytes};
 pub use tree::{Expand, NodeId, Parser, Position, SourceSpan, Tree};
