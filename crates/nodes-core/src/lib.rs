@@ -8,6 +8,7 @@ pub mod reset;
 pub mod routing;
 pub mod terminals;
 mod time;
+pub mod validate;
 pub mod validation;
 
 use sluice_node_api::NodeSpec;
@@ -17,4 +18,5 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     core::register(r);
     routing::register(r);
     reset::register(r);
+    validate::register(r);
 }

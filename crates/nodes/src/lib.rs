@@ -3,7 +3,7 @@
 //! `-xslt`), so that a change
 //! to one rebuilds only it and what bundles it; this crate registers them all.
 
-pub use sluice_nodes_core::{core, domains, routing, terminals};
+pub use sluice_nodes_core::{core, domains, routing, terminals, validate, validation};
 pub use sluice_nodes_esql as esql;
 pub use sluice_nodes_file as file;
 pub use sluice_nodes_http as http;

@@ -156,6 +156,14 @@ const CASES: &[ComplianceCase] = &[
     // The example's stylesheet is written into the compliance project; a body that is not
     // XML fails the transformation.
     case(
+        "Validate",
+        "",
+        fails_with(
+            "validation: content_and_value, message_model: models/example-order.xsd",
+            XML,
+        ),
+    ),
+    case(
         "XSLTransform",
         "stylesheet: xsl/order-summary.xsl",
         fails_with("stylesheet: xsl/order-summary.xsl", BROKEN_XML),
@@ -290,6 +298,9 @@ fn project_dir(tag: &str) -> PathBuf {
     let xsl = dir.join(sluice_nodes::xslt::EXAMPLE_STYLESHEET_PATH);
     std::fs::create_dir_all(xsl.parent().expect("a folder")).expect("create the xsl folder");
     std::fs::write(xsl, sluice_nodes::xslt::EXAMPLE_STYLESHEET).expect("write the stylesheet");
+    let xsd = dir.join(sluice_nodes::validate::EXAMPLE_SCHEMA_PATH);
+    std::fs::create_dir_all(xsd.parent().expect("a folder")).expect("create the models folder");
+    std::fs::write(xsd, sluice_nodes::validate::EXAMPLE_SCHEMA).expect("write the schema");
     dir
 }
 
