@@ -5,6 +5,7 @@ mod bench;
 mod bundle;
 mod import_cli;
 mod qm_cli;
+mod xsd_cli;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,6 +63,11 @@ enum Command {
         #[command(subcommand)]
         command: EsqlCommand,
     },
+    /// XML Schema tools.
+    Xsd {
+        #[command(subcommand)]
+        command: XsdCommand,
+    },
     /// Measure flows the way the reference reports do (a suite, or one measurement).
     Bench(sluice_bench::cli::BenchArgs),
     /// Bring an ACE/IIB workspace (or one application, library or unzipped BAR file) across
@@ -85,6 +91,21 @@ enum EsqlCommand {
     Check {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum XsdCommand {
+    /// Validate XML documents against an XML Schema as flows do: `DOC: valid`, or one line per
+    /// violation, `DOC:LINE:COL: ELEMENT: MESSAGE`; exit 1 when a document is invalid, 2 when
+    /// the schema does not load.
+    Validate {
+        /// The XML Schema; what it includes and imports must be inside the current folder
+        /// (or, for a schema outside it, the schema's folder).
+        #[arg(long)]
+        schema: PathBuf,
+        #[arg(required = true)]
+        docs: Vec<PathBuf>,
     },
 }
 
@@ -172,6 +193,9 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         }
+        Command::Xsd {
+            command: XsdCommand::Validate { schema, docs },
+        } => xsd_cli::validate(&schema, &docs),
         Command::Bench(args) => {
             let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("sluice"));
             let mut out = std::io::stdout().lock();
