@@ -151,6 +151,7 @@ pub(super) fn run_options(
             throw: c.throw_exception_on_database_error,
             warnings_as_errors: c.treat_warnings_as_errors,
         },
+        models: Arc::new(sluice_esql::runtime::MessageModels::new(b.project_dir)),
     })
 }
 

@@ -17,6 +17,7 @@ mod exec;
 mod fast;
 mod field_types;
 mod ir;
+mod models;
 mod mq_constants;
 pub mod workspace;
 
@@ -28,6 +29,7 @@ use sluice_node_api::NodeError;
 use sluice_tree::{Message, Tree};
 
 pub use exec::Outcome;
+pub use models::MessageModels;
 pub use sluice_esql_scalar::Value as ScalarValue;
 
 use crate::EsqlError;
@@ -290,6 +292,8 @@ pub struct RunOptions {
     pub attributes: Arc<broker::BrokerAttributes>,
     /// What a database error or warning does.
     pub database_errors: DatabaseErrors,
+    /// The models PARSE with DOMAIN 'DFDL' reads with (its SET and TYPE clauses).
+    pub models: Arc<MessageModels>,
 }
 
 /// The node properties "Throw exception on database error" and "Treat warnings as errors".
@@ -402,6 +406,7 @@ impl Module {
             options.database_errors,
             &options.externals,
             &options.attributes,
+            &options.models,
         )
     }
 }

@@ -140,10 +140,17 @@ impl<'a> Exec<'a> {
         let o = self.bitstream_options(frame, opts)?;
         let upper = domain.to_ascii_uppercase();
         let is_xml = matches!(upper.as_str(), "XMLNSC" | "XMLNS" | "XML");
+        // The model first: a PARSE that names no usable model fails before reading anything.
+        let dfdl = if upper == "DFDL" {
+            Some(self.models.dfdl(&o.set, &o.ty)?)
+        } else {
+            None
+        };
         let bytes = match self.scalar(frame, source)? {
             // A BLOB is bytes in the CCSID given; BLOB domain content stays as it is.
             Value::Blob(b) => match o.ccsid {
-                Some(c) if upper != "BLOB" => to_utf8(b, c, is_xml)?,
+                // DFDL models name their own encodings: their bytes are read as they are.
+                Some(c) if upper != "BLOB" && dfdl.is_none() => to_utf8(b, c, is_xml)?,
                 _ => b,
             },
             Value::Character(s) => Bytes::copy_from_slice(s.as_bytes()),
@@ -167,6 +174,10 @@ impl<'a> Exec<'a> {
             "XMLNSC" | "XMLNS" | "XML" => xmlnsc::attach(t, parent, bytes, xml()),
             "JSON" => sluice_parsers::json::attach(t, parent, bytes, &json())?,
             "BLOB" => blob::attach(t, parent, bytes),
+            "DFDL" => match &dfdl {
+                Some(p) => sluice_dfdl::attach(t, parent, bytes, p),
+                None => return Err(RtError::general("PARSE with DOMAIN 'DFDL' has no model")),
+            },
             other => {
                 return Err(RtError::general(format!(
                     "unknown domain '{other}' for PARSE"

@@ -20,11 +20,15 @@ const PARSE_COMPLETE: i64 = 0x40;
 const PARSE_IMMEDIATE: i64 = 0x80;
 
 /// The clauses of one ASBITSTREAM or PARSE, evaluated.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct BitstreamOptions {
     /// The CCSID asked for (`None`: UTF-8, as the serialisers write and parsers read).
     pub ccsid: Option<i64>,
     pub options: i64,
+    /// The SET and TYPE clauses as text (empty when absent or NULL): the model and message
+    /// type of a DFDL PARSE.
+    pub set: String,
+    pub ty: String,
 }
 
 impl BitstreamOptions {
@@ -88,10 +92,25 @@ impl Exec<'_> {
             .unwrap_or(0);
         let ccsid = self.int_clause(frame, o.ccsid.as_ref(), "CCSID")?;
         self.int_clause(frame, o.encoding.as_ref(), "ENCODING")?;
-        for e in [&o.set, &o.ty, &o.format].into_iter().flatten() {
-            self.scalar(frame, e)?;
-        }
-        Ok(BitstreamOptions { ccsid, options })
+        let mut text = |e: Option<&Ex>| -> R<String> {
+            Ok(match e {
+                Some(e) => match self.scalar(frame, e)? {
+                    Value::Character(s) => s.to_string(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                },
+                None => String::new(),
+            })
+        };
+        let set = text(o.set.as_ref())?;
+        let ty = text(o.ty.as_ref())?;
+        text(o.format.as_ref())?;
+        Ok(BitstreamOptions {
+            ccsid,
+            options,
+            set,
+            ty,
+        })
     }
 }
 

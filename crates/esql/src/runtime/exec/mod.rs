@@ -176,6 +176,7 @@ pub(crate) struct Exec<'a> {
     pub db_row: Option<Loc>,
     pub externals: &'a [(String, Value)],
     pub attributes: &'a super::broker::BrokerAttributes,
+    pub models: &'a super::MessageModels,
     /// Where each shared scope's ROW trees sit among `trees`.
     pub shared_base: [Option<u32>; 2],
     /// How many routine calls are active.
@@ -223,6 +224,7 @@ impl<'a> Exec<'a> {
         db_errors: super::DatabaseErrors,
         externals: &'a [(String, Value)],
         attributes: &'a super::broker::BrokerAttributes,
+        models: &'a super::MessageModels,
     ) -> Result<Outcome, NodeError> {
         let m = &prog.modules[module];
         let compute = m.kind == crate::syntax::ast::ModuleKind::Compute;
@@ -257,6 +259,7 @@ impl<'a> Exec<'a> {
             db_row: None,
             externals,
             attributes,
+            models,
             shared_base: [None, None],
             depth: 0,
             stack_base: 0,
