@@ -110,7 +110,7 @@ fn build_http_input(c: HttpInputProps, b: &BuildContext) -> Result<NodeImpl, Con
 }
 
 /// The names of the HTTP headers as the product writes them in HTTPInputHeader.
-fn header_tree(root: &mut Tree, req: &HttpRequest) -> Result<(), NodeError> {
+pub(crate) fn header_tree(root: &mut Tree, req: &HttpRequest) -> Result<(), NodeError> {
     let r = root.root();
     let h = root.create_last_child(
         r,
@@ -134,7 +134,7 @@ fn header_tree(root: &mut Tree, req: &HttpRequest) -> Result<(), NodeError> {
     Ok(())
 }
 
-fn properties(root: &mut Tree, content_type: Option<&Bytes>) -> Result<(), NodeError> {
+pub(crate) fn properties(root: &mut Tree, content_type: Option<&Bytes>) -> Result<(), NodeError> {
     let r = root.root();
     let Some(p) = root.first_child(r)? else {
         return Ok(());
@@ -235,7 +235,7 @@ impl HttpInput {
     }
 }
 
-fn set_request_identifier(le: &mut Tree, id: u64) -> Result<(), NodeError> {
+pub(crate) fn set_request_identifier(le: &mut Tree, id: u64) -> Result<(), NodeError> {
     let r = le.root();
     let d = le.create_last_child(
         r,

@@ -1,14 +1,18 @@
-//! HTTP nodes: HTTPInput and HTTPReply on the server's shared listener (the bridge to it is
-//! `sluice_node_api::http_listener`), HTTPRequest as a client.
+//! HTTP nodes: HTTPInput, RESTInput and HTTPReply on the server's shared listener (the bridge to it is
+//! `sluice_node_api::http_listener`), HTTPRequest and RESTRequest as clients.
 
 pub mod header;
 pub mod input;
 pub mod reply;
 pub mod request;
+pub mod rest;
+pub mod rest_request;
 
 pub use input::{HTTP_INPUT, PendingReply};
 pub use reply::HTTP_REPLY;
 pub use request::HTTP_REQUEST;
+pub use rest::REST_INPUT;
+pub use rest_request::REST_REQUEST;
 
 use sluice_node_api::NodeSpec;
 
@@ -18,6 +22,8 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
         &HTTP_INPUT,
         &HTTP_REPLY,
         &HTTP_REQUEST,
+        &REST_INPUT,
+        &REST_REQUEST,
         &header::HTTP_HEADER,
     ] {
         r(s);

@@ -99,13 +99,19 @@ impl BuildNode for HttpRequestProps {
 
 type HttpsClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-struct HttpRequestNode {
+/// An HTTP client as HTTPRequest and RESTRequest use it: pooled keep-alive connections, TLS
+/// with the Mozilla roots, a timeout for the whole response, I/O on the server's runtime.
+pub(crate) struct Caller {
     client: HttpsClient,
+    timeout: Duration,
+    runtime: tokio::runtime::Handle,
+}
+
+struct HttpRequestNode {
+    caller: Caller,
     url: String,
     method: hyper::Method,
-    timeout: Duration,
     parsing: BodyParsing,
-    runtime: tokio::runtime::Handle,
 }
 
 fn build_http_request(c: HttpRequestProps, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
@@ -121,36 +127,44 @@ fn build_http_request(c: HttpRequestProps, b: &BuildContext) -> Result<NodeImpl,
             format!("`{url}` is not an http:// or https:// URL"),
         ));
     }
-    let timeout = c.timeout_secs;
-    if timeout == 0 {
-        return Err(ConfigError::property("timeout_secs", "must be at least 1"));
-    }
-    let runtime = b.services.runtime()?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| ConfigError::node(format!("TLS setup failed: {e}")))?
-        .with_root_certificates(rustls::RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        })
-        .with_no_client_auth();
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_or_http()
-        .enable_http1()
-        .enable_http2()
-        .build();
-    let client = Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(Duration::from_secs(60))
-        .build(connector);
     Ok(NodeImpl::Process(Arc::new(HttpRequestNode {
-        client,
+        caller: Caller::new(b, c.timeout_secs)?,
         url,
         method: c.method.word().parse().unwrap_or(hyper::Method::POST),
-        timeout: Duration::from_secs(timeout),
         parsing: BodyParsing::with_model(&c.parsing, &c.model, b.project_dir)?,
-        runtime,
     })))
+}
+
+impl Caller {
+    /// A client for a node of `b` whose calls time out after `timeout_secs`.
+    pub(crate) fn new(b: &BuildContext, timeout_secs: u64) -> Result<Caller, ConfigError> {
+        if timeout_secs == 0 {
+            return Err(ConfigError::property("timeout_secs", "must be at least 1"));
+        }
+        let runtime = b.services.runtime()?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ConfigError::node(format!("TLS setup failed: {e}")))?
+            .with_root_certificates(rustls::RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+            })
+            .with_no_client_auth();
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .build();
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build(connector);
+        Ok(Caller {
+            client,
+            timeout: Duration::from_secs(timeout_secs),
+            runtime,
+        })
+    }
 }
 
 fn url_override(msg: &mut Message) -> Result<Option<String>, NodeError> {
@@ -162,7 +176,8 @@ fn url_override(msg: &mut Message) -> Result<Option<String>, NodeError> {
         .map(|b| String::from_utf8_lossy(b).into_owned()))
 }
 
-fn request_headers(msg: &mut Message) -> Result<Vec<(String, Bytes)>, NodeError> {
+/// The headers of `Root.HTTPRequestHeader`, less those the client sets itself.
+pub(crate) fn request_headers(msg: &mut Message) -> Result<Vec<(String, Bytes)>, NodeError> {
     let r = msg.root.root();
     let mut out = Vec::new();
     if let Some(h) = msg.root.child_named(r, None, b"HTTPRequestHeader", 0)? {
@@ -183,24 +198,25 @@ fn request_headers(msg: &mut Message) -> Result<Vec<(String, Bytes)>, NodeError>
     Ok(out)
 }
 
-struct Answer {
-    status: u16,
+/// A service's response.
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     reason: String,
     headers: Vec<(String, Bytes)>,
     body: Bytes,
 }
 
-impl HttpRequestNode {
-    fn call(
+impl Caller {
+    /// Send one request and wait for the whole response.
+    pub(crate) fn call(
         &self,
+        method: &hyper::Method,
         url: &str,
         headers: Vec<(String, Bytes)>,
         body: Bytes,
         content_type: &str,
     ) -> Result<Answer, NodeError> {
-        let mut req = hyper::Request::builder()
-            .method(self.method.clone())
-            .uri(url);
+        let mut req = hyper::Request::builder().method(method.clone()).uri(url);
         let has_ct = headers
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
@@ -263,51 +279,56 @@ impl HttpRequestNode {
             body,
         })
     }
+}
 
-    /// The output message: the input's Properties, the response headers, the response body.
-    fn response_message(&self, input: &mut Message, a: Answer) -> Result<Message, NodeError> {
-        let mut out = Message::new();
-        let ir = input.root.root();
-        let or = out.root.root();
-        if let Some(p) = input.root.first_child(ir)? {
-            input.root.expand_all(p)?;
-            if let Some(old) = out.root.first_child(or)? {
-                out.root.delete(old)?;
-            }
-            out.root
-                .copy_from(&input.root, p, or, Position::FirstChild)?;
+/// The output message: the input's Properties, the response headers, the response body parsed
+/// by `parsing`.
+pub(crate) fn response_message(
+    parsing: &BodyParsing,
+    input: &mut Message,
+    a: Answer,
+) -> Result<Message, NodeError> {
+    let mut out = Message::new();
+    let ir = input.root.root();
+    let or = out.root.root();
+    if let Some(p) = input.root.first_child(ir)? {
+        input.root.expand_all(p)?;
+        if let Some(old) = out.root.first_child(or)? {
+            out.root.delete(old)?;
         }
-        let h = out.root.create_last_child(
-            or,
-            field_type::NAME,
-            Text::from_static("HTTPResponseHeader"),
-            Value::Null,
-        )?;
-        let line = format!("HTTP/1.1 {} {}", a.status, a.reason);
-        let v = out.root.alloc_text(line.as_bytes());
-        out.root.create_last_child(
-            h,
-            field_type::NAME_VALUE,
-            Text::from_static("X-Original-HTTP-Status-Line"),
-            Value::Character(v),
-        )?;
-        out.root.create_last_child(
-            h,
-            field_type::NAME_VALUE,
-            Text::from_static("X-Original-HTTP-Status-Code"),
-            Value::Integer(a.status as i64),
-        )?;
-        for (n, v) in &a.headers {
-            let n = out.root.alloc_text(n.as_bytes());
-            let v = out.root.alloc_text(v);
-            out.root
-                .create_last_child(h, field_type::NAME_VALUE, n, Value::Character(v))?;
-        }
-        self.parsing.attach(&mut out.root, a.body)?;
-        out.local_environment = input.local_environment.clone();
-        out.exception_list = input.exception_list.clone();
-        Ok(out)
+        out.root
+            .copy_from(&input.root, p, or, Position::FirstChild)?;
     }
+    let h = out.root.create_last_child(
+        or,
+        field_type::NAME,
+        Text::from_static("HTTPResponseHeader"),
+        Value::Null,
+    )?;
+    let line = format!("HTTP/1.1 {} {}", a.status, a.reason);
+    let v = out.root.alloc_text(line.as_bytes());
+    out.root.create_last_child(
+        h,
+        field_type::NAME_VALUE,
+        Text::from_static("X-Original-HTTP-Status-Line"),
+        Value::Character(v),
+    )?;
+    out.root.create_last_child(
+        h,
+        field_type::NAME_VALUE,
+        Text::from_static("X-Original-HTTP-Status-Code"),
+        Value::Integer(a.status as i64),
+    )?;
+    for (n, v) in &a.headers {
+        let n = out.root.alloc_text(n.as_bytes());
+        let v = out.root.alloc_text(v);
+        out.root
+            .create_last_child(h, field_type::NAME_VALUE, n, Value::Character(v))?;
+    }
+    parsing.attach(&mut out.root, a.body)?;
+    out.local_environment = input.local_environment.clone();
+    out.exception_list = input.exception_list.clone();
+    Ok(out)
 }
 
 impl Node for HttpRequestNode {
@@ -315,9 +336,11 @@ impl Node for HttpRequestNode {
         let url = url_override(msg)?.unwrap_or_else(|| self.url.clone());
         let (body, content_type) = serialize_body(msg)?;
         let headers = request_headers(msg)?;
-        let answer = self.call(&url, headers, body, content_type)?;
+        let answer = self
+            .caller
+            .call(&self.method, &url, headers, body, content_type)?;
         let status = answer.status;
-        let mut out = self.response_message(msg, answer)?;
+        let mut out = response_message(&self.parsing, msg, answer)?;
         if status >= 400 {
             let error = HttpRequestOutput::Error;
             if !ctx.is_wired(error) {

@@ -7,8 +7,8 @@
 //! The cases below give each type its minimal properties and a way to make it fail. A node type
 //! registered without a case is checked with its defaults, and fails here when it needs more —
 //! add a case for it. Queue nodes run against an in-memory queue manager; HTTPRequest calls a
-//! local port that refuses connections, and so does MQTTPublish's broker; HTTPInput, MQInput and
-//! MQTTSubscribe are started and stopped in a flow.
+//! local port that refuses connections, and so do RESTRequest's API and MQTTPublish's broker;
+//! HTTPInput, RESTInput, MQInput and MQTTSubscribe are started and stopped in a flow.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -119,6 +119,23 @@ const CASES: &[ComplianceCase] = &[
         "HTTPRequest",
         "url: 'http://127.0.0.1:1/', timeout_secs: 2",
         fails_with("url: 'http://127.0.0.1:1/', timeout_secs: 2", XML),
+    ),
+    ComplianceCase {
+        dynamic_outputs: &["getOrder"],
+        ..case(
+            "RESTInput",
+            "api: apis/orders.yaml, base_path: /compliance-api",
+            Failing::Never("input node: started and stopped only"),
+        )
+    },
+    // The API's server is port 1 on the loopback, which refuses connections at once.
+    case(
+        "RESTRequest",
+        "api: apis/orders.yaml, operation: createOrder, base_url: 'http://127.0.0.1:1', timeout_secs: 2",
+        fails_with(
+            "api: apis/orders.yaml, operation: createOrder, base_url: 'http://127.0.0.1:1', timeout_secs: 2",
+            XML,
+        ),
     ),
     // The broker `local` is port 1 on the loopback, which refuses connections at once: the
     // subscriber keeps trying in the background, the publisher fails.
@@ -301,6 +318,9 @@ fn project_dir(tag: &str) -> PathBuf {
     let xsd = dir.join(sluice_nodes::validate::EXAMPLE_SCHEMA_PATH);
     std::fs::create_dir_all(xsd.parent().expect("a folder")).expect("create the models folder");
     std::fs::write(xsd, sluice_nodes::validate::EXAMPLE_SCHEMA).expect("write the schema");
+    let api = dir.join(sluice_nodes::http::rest::EXAMPLE_DOCUMENT_PATH);
+    std::fs::create_dir_all(api.parent().expect("a folder")).expect("create the apis folder");
+    std::fs::write(api, sluice_nodes::http::rest::EXAMPLE_DOCUMENT).expect("write the API");
     dir
 }
 

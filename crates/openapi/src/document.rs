@@ -110,6 +110,8 @@ impl Api {
         let Some(rest) = path.strip_prefix(self.base_path.as_str()) else {
             return Vec::new();
         };
+        // The base path itself is the API's root, `/`.
+        let rest = if rest.is_empty() { "/" } else { rest };
         let mut found: Vec<(&Operation, PathValues, usize)> = self
             .operations
             .iter()
@@ -192,6 +194,22 @@ impl Loader<'_> {
 
 /// Load a document's text; `file` names it in diagnostics. Every problem is reported.
 pub fn load(file: &str, src: &str) -> Result<Api, Vec<Diagnostic>> {
+    match load_partly(file, src) {
+        (Some(api), problems) if problems.is_empty() => Ok(api),
+        (_, problems) => Err(problems),
+    }
+}
+
+/// Load a document's text as far as it goes: the API with the operations that could be read
+/// (None when the document as a whole is unusable), and every problem found.
+pub fn load_partly(file: &str, src: &str) -> (Option<Api>, Vec<Diagnostic>) {
+    match load_inner(file, src) {
+        Ok((api, problems)) => (Some(api), problems),
+        Err(problems) => (None, problems),
+    }
+}
+
+fn load_inner(file: &str, src: &str) -> Result<(Api, Vec<Diagnostic>), Vec<Diagnostic>> {
     let root = yaml::parse(file, src).map_err(|d| vec![d])?;
     let mut l = Loader {
         file,
@@ -287,17 +305,15 @@ pub fn load(file: &str, src: &str) -> Result<Api, Vec<Diagnostic>> {
             format!("operationId `{id}` is used by more than one operation"),
         ));
     }
-    if !l.problems.is_empty() {
-        return Err(l.problems);
-    }
-    Ok(Api {
+    let api = Api {
         file: file.to_string(),
         version,
         base_path,
         operations,
         document,
         options,
-    })
+    };
+    Ok((api, l.problems))
 }
 
 fn base_path(l: &mut Loader<'_>, root: &Yaml, version: SpecVersion) -> String {

@@ -10,6 +10,7 @@ mod schema;
 
 pub use document::{
     Api, ApiOptions, Cors, Location, Operation, Parameter, PathValues, SpecVersion, load,
+    load_partly,
 };
 pub use path::{PathTemplate, Segment, percent_decode};
 pub use render::{render_json, render_yaml};
