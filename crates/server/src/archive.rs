@@ -1,7 +1,7 @@
 //! Deploying a project archive (the product's BAR deploy) and rolling it back.
 //!
-//! An archive is a tar (optionally gzip-compressed) of a project folder: `flows/`, `subflows/`
-//! and `esql/`, at its top or inside one top folder. It is unpacked beside the project,
+//! An archive is a tar (optionally gzip-compressed) of a project folder: `flows/`, `subflows/`,
+//! `apis/` and `esql/`, at its top or inside one top folder. It is unpacked beside the project,
 //! validated as `sluice validate` does with the project's own sluice.yaml (an archive's
 //! sluice.yaml is not used: the server's settings stay as they are), and only then swapped in
 //! with renames while no rescan looks. The folders it replaced are kept in
@@ -18,7 +18,7 @@ use crate::deploy::Deployment;
 use crate::project;
 
 /// The folders of a project a deploy replaces.
-pub const PARTS: &[&str] = &["flows", "subflows", "esql"];
+pub const PARTS: &[&str] = &["flows", "subflows", "esql", "apis"];
 
 /// Most bytes an archive may unpack to: a compressed archive cannot fill the disk.
 pub const MAX_UNPACKED_BYTES: u64 = 512 * 1024 * 1024;
@@ -294,7 +294,7 @@ pub fn rollback(dep: &Deployment) -> Result<Deployed, ServerError> {
     r?;
     dep.rescan();
     Ok(Deployed {
-        flows: project::flow_files(dep.dir()).len(),
+        flows: project::deployable_files(dep.dir()).len(),
     })
 }
 

@@ -1,5 +1,5 @@
 //! Deployed flows: built from a project, started, and redeployed when their files change (a
-//! flow file: that flow; an ESQL file under `esql/`: every flow).
+//! flow file or REST API document: that flow; an ESQL file under `esql/`: every flow).
 //!
 //! A changed flow file is loaded and built beside the running flow; only when that succeeds does
 //! the new flow start (taking over its HTTP paths) and the old one stop, after finishing the
@@ -207,10 +207,16 @@ impl Deployment {
         }
         let mut flows = self.flows.lock();
         for (def, f) in built {
+            let file = Path::new(&def.file);
+            let folder = if project::is_api_file(file) {
+                "apis"
+            } else {
+                "flows"
+            };
             let path = self
                 .dir
-                .join("flows")
-                .join(Path::new(&def.file).file_name().unwrap_or_default());
+                .join(folder)
+                .join(file.file_name().unwrap_or_default());
             let st = stamp(&path);
             flows.insert(
                 path,
@@ -256,7 +262,7 @@ impl Deployment {
     pub fn rescan(&self) {
         let mut flows = self.flows.lock();
         // Listed under the lock: a deploy swaps the folders while holding it.
-        let files = project::flow_files(&self.dir);
+        let files = project::deployable_files(&self.dir);
         // A changed ESQL file rebuilds every flow (any of them may run it); one that does not
         // compile leaves them all running as they were.
         let esql_now = esql_stamp(&self.dir);

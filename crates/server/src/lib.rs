@@ -9,6 +9,7 @@ mod error;
 pub mod http;
 pub mod project;
 pub mod queues;
+pub mod rest_api;
 pub mod settings;
 
 use std::io::Write;

@@ -1,5 +1,5 @@
-//! A project folder: `sluice.yaml`, `flows/*.yaml` and `subflows/*.yaml`, loaded and validated
-//! as a whole.
+//! A project folder: `sluice.yaml`, `flows/*.yaml`, `subflows/*.yaml` and the REST APIs'
+//! `apis/*.yaml` (or `.json`), loaded and validated as a whole.
 
 use std::path::{Path, PathBuf};
 
@@ -25,9 +25,15 @@ impl Project {
             .iter()
             .map(|(name, def)| {
                 let def = match def {
-                    DatasourceDef::Sqlite { path } => DatasourceDef::Sqlite {
-                        path: self.dir.join(path),
-                    },
+                    // Absolute, because the nodes that open it resolve it against the project
+                    // folder again: a relative project folder (`sluice run samples`) would
+                    // otherwise count twice.
+                    DatasourceDef::Sqlite { path } => {
+                        let joined = self.dir.join(path);
+                        DatasourceDef::Sqlite {
+                            path: std::path::absolute(&joined).unwrap_or(joined),
+                        }
+                    }
                     other @ DatasourceDef::Postgres { .. } => other.clone(),
                 };
                 (name.clone(), def)
@@ -92,11 +98,37 @@ pub fn load_subflows(dir: &Path, registry: &Registry) -> (Subflows, Vec<Diagnost
     (set, problems)
 }
 
+/// The REST API documents of a project (`apis/*.yaml`, `*.yml`, `*.json`), sorted by name.
+pub fn api_files(dir: &Path) -> Vec<PathBuf> {
+    files_with(&dir.join("apis"), &["yaml", "yml", "json"])
+}
+
+/// The files a project deploys as flows: its flow files, then its REST API documents.
+pub fn deployable_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = flow_files(dir);
+    files.append(&mut api_files(dir));
+    files
+}
+
+/// Whether `path` is a REST API document (in the project's `apis/` folder) rather than a flow.
+pub fn is_api_file(path: &Path) -> bool {
+    path.parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "apis")
+}
+
 fn yaml_files(folder: &Path) -> Vec<PathBuf> {
+    files_with(folder, &["yaml", "yml"])
+}
+
+fn files_with(folder: &Path, extensions: &[&str]) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
         .map(|rd| {
             rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                .filter(|p| {
+                    p.extension()
+                        .is_some_and(|x| extensions.iter().any(|e| x == *e))
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -112,12 +144,16 @@ pub fn display_path(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-/// Load one flow file, with the project's subflows.
+/// Load one flow file, with the project's subflows; a REST API document loads as the flow that
+/// serves it ([`crate::rest_api`]).
 pub fn load_flow_file(
     path: &Path,
     registry: &Registry,
     subflows: &Subflows,
 ) -> Result<FlowDef, Vec<Diagnostic>> {
+    if is_api_file(path) {
+        return crate::rest_api::load(path, registry, subflows);
+    }
     let name = display_path(path);
     let src = std::fs::read_to_string(path).map_err(|e| {
         vec![Diagnostic::whole(
@@ -146,12 +182,13 @@ pub fn load(dir: &Path, registry: &Registry) -> Result<Project, Vec<Diagnostic>>
         }),
         Err(_) => Settings::default(),
     };
-    let files = flow_files(dir);
+    let files = deployable_files(dir);
     if files.is_empty() {
         let name = display_path(&dir.join("flows"));
         problems.push(
-            Diagnostic::whole(&name, "the project has no flows")
-                .with_hint("put flow files (*.yaml) in the flows/ folder"),
+            Diagnostic::whole(&name, "the project has no flows").with_hint(
+                "put flow files (*.yaml) in the flows/ folder, or REST API documents in apis/",
+            ),
         );
     }
     let (subflows, mut subflow_problems) = load_subflows(dir, registry);
