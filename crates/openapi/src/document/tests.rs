@@ -152,3 +152,12 @@ fn load_rejects_documents_when_they_are_not_openapi() {
         "{e:?}"
     );
 }
+
+#[test]
+fn operations_at_matches_the_root_operation_when_the_path_is_the_base_path() {
+    let src = "openapi: 3.0.3\nservers: [{ url: /echo }]\npaths:\n  /:\n    post: { operationId: echo }\n";
+    let api = load("echo.yaml", src).unwrap();
+    assert_eq!(api.operations_at("/echo")[0].0.id, "echo");
+    assert_eq!(api.operations_at("/echo/")[0].0.id, "echo");
+    assert!(api.operations_at("/echo/x").is_empty());
+}
