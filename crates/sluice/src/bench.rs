@@ -267,6 +267,7 @@ impl InProcessFactory {
             runtime: Some(runtime.handle().clone()),
             queues: Some(qm),
             brokers: loaded.brokers(),
+            datasources: loaded.datasources(),
             ..Services::none()
         });
         let deployment = Arc::new(Deployment::new(project, registry, services));
