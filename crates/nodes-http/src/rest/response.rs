@@ -17,6 +17,7 @@ pub struct Field<'a> {
 fn title(status: u16) -> &'static str {
     match status {
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         501 => "Not Implemented",
