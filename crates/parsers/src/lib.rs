@@ -3,10 +3,12 @@
 //! - [`xmlnsc`]: the XMLNSC domain (XML with namespaces, compact tree, on-demand parsing).
 //! - [`json`]: the JSON domain (objects, arrays and values under `JSON.Data`, on-demand parsing).
 //! - [`blob`]: the BLOB domain (the body as one opaque byte string).
+//! - [`mime`]: the MIME domain (multipart bodies, each part in its own domain).
 
 pub mod blob;
 pub mod error;
 pub mod json;
+pub mod mime;
 mod swar;
 pub mod xmlnsc;
 
