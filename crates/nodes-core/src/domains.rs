@@ -2,6 +2,7 @@
 //! `opaque_elements`, `message_model` and `message_type` properties, attaching a body to Root,
 //! and serialising Root's body.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -11,12 +12,12 @@ use sluice_dfdl::{DfdlParser, Schema};
 
 use crate::validation::{FailureAction, Validation, ValidationProps, Validator};
 use sluice_node_api::{ConfigError, Message, properties, property_enum};
-use sluice_parsers::{blob, json, xmlnsc};
+use sluice_parsers::{blob, json, mime, xmlnsc};
 use sluice_tree::{NodeId, Parser, Tree, TreeError};
 
 property_enum! {
     /// A message domain an input node parses bodies in.
-    pub enum Domain { Blob = "BLOB", Xmlnsc = "XMLNSC", Json = "JSON", Dfdl = "DFDL" }
+    pub enum Domain { Blob = "BLOB", Xmlnsc = "XMLNSC", Json = "JSON", Dfdl = "DFDL", Mime = "MIME" }
 }
 
 property_enum! {
@@ -62,6 +63,7 @@ enum DomainParser {
     Xml(Arc<xmlnsc::XmlnscParser>),
     Json(Arc<json::JsonParser>),
     Dfdl(Arc<DfdlParser>),
+    Mime(Arc<mime::MimeParser>),
 }
 
 /// How an input node parses the bodies it receives.
@@ -154,6 +156,7 @@ impl BodyParsing {
             Domain::Json => DomainParser::Json(shared_json()),
             Domain::Blob => DomainParser::Blob,
             Domain::Dfdl => DomainParser::Dfdl(dfdl_parser(model, project_dir)?),
+            Domain::Mime => DomainParser::Mime(shared_mime()),
         };
         Ok(BodyParsing {
             parser,
@@ -168,8 +171,8 @@ impl BodyParsing {
         match self.parser {
             DomainParser::Xml(_) => Some(true),
             DomainParser::Json(_) => Some(false),
-            // DFDL models name their own encodings.
-            DomainParser::Blob | DomainParser::Dfdl(_) => None,
+            // DFDL models name their own encodings; MIME parts are bytes until reparsed.
+            DomainParser::Blob | DomainParser::Dfdl(_) | DomainParser::Mime(_) => None,
         }
     }
 
@@ -195,6 +198,7 @@ impl BodyParsing {
             DomainParser::Xml(p) => xmlnsc::attach(root, r, bytes, Arc::clone(p)),
             DomainParser::Json(p) => json::attach(root, r, bytes, p)?,
             DomainParser::Dfdl(p) => sluice_dfdl::attach(root, r, bytes, p),
+            DomainParser::Mime(p) => mime::attach(root, r, bytes, p),
         };
         if self.complete {
             root.expand_all(id)?;
@@ -243,22 +247,62 @@ fn shared_json() -> Arc<json::JsonParser> {
         .clone()
 }
 
+fn shared_mime() -> Arc<mime::MimeParser> {
+    static MIME: OnceLock<Arc<mime::MimeParser>> = OnceLock::new();
+    MIME.get_or_init(|| Arc::new(mime::MimeParser::default()))
+        .clone()
+}
+
 /// The parser of a domain with default options, for serialising bodies that flows built.
 pub fn default_parser(domain: &str) -> Option<Arc<dyn Parser>> {
     static BLOB: OnceLock<Arc<dyn Parser>> = OnceLock::new();
     match domain {
         "XMLNSC" => Some(shared_xml()),
         "JSON" => Some(shared_json()),
+        "MIME" => Some(shared_mime()),
         "BLOB" => Some(BLOB.get_or_init(|| Arc::new(blob::BlobParser)).clone()),
         _ => None,
     }
 }
 
-/// Serialise Root's body (its last child) in its domain; empty when there is no body.
-pub fn serialize_body(msg: &mut Message) -> Result<(Bytes, &'static str), TreeError> {
-    let Some(body) = msg.body()? else {
-        return Ok((Bytes::new(), "application/octet-stream"));
+/// Serialise Root's body (its last child) in its domain, with its Content-Type; empty when
+/// there is no body. A MIME body is written as the MIME domain reads one: its content alone
+/// when `Properties.ContentType` is set (which then carries the Content-Type), otherwise a
+/// whole MIME entity, its header block first, as MQ and files carry MIME.
+pub fn serialize_body(msg: &mut Message) -> Result<(Bytes, Cow<'static, str>), TreeError> {
+    let r = msg.root.root();
+    let in_properties = match msg.root.path(r, &["Properties", "ContentType"])? {
+        Some(c) => msg
+            .root
+            .value_bytes(c)
+            .is_some_and(|v| !v.trim_ascii().is_empty()),
+        None => false,
     };
+    serialize_body_as(msg, !in_properties)
+}
+
+/// [`serialize_body`] for HTTP, which carries a MIME body's Content-Type (with its boundary)
+/// as a header: a MIME body is its content alone.
+pub fn serialize_body_for_http(msg: &mut Message) -> Result<(Bytes, Cow<'static, str>), TreeError> {
+    serialize_body_as(msg, false)
+}
+
+fn serialize_body_as(
+    msg: &mut Message,
+    mime_headers: bool,
+) -> Result<(Bytes, Cow<'static, str>), TreeError> {
+    let Some(body) = msg.body()? else {
+        return Ok((Bytes::new(), Cow::Borrowed("application/octet-stream")));
+    };
+    if msg.root.name_bytes(body) == mime::DOMAIN.as_bytes() {
+        let mut out = Vec::new();
+        let ct = if mime_headers {
+            mime::serialize_entity(&mut msg.root, body, &mut out)?
+        } else {
+            mime::serialize_content(&mut msg.root, body, &mut out)?
+        };
+        return Ok((Bytes::from(out), Cow::Owned(ct)));
+    }
     let name = String::from_utf8_lossy(msg.root.name_bytes(body)).into_owned();
     let content_type = match name.as_str() {
         "XMLNSC" => "text/xml; charset=utf-8",
@@ -267,7 +311,7 @@ pub fn serialize_body(msg: &mut Message) -> Result<(Bytes, &'static str), TreeEr
     };
     // A body nobody changed goes out as the bytes it came in, without a copy.
     if let Some(b) = msg.root.original_shared(body) {
-        return Ok((b, content_type));
+        return Ok((b, Cow::Borrowed(content_type)));
     }
     let parser = msg
         .root
@@ -279,5 +323,5 @@ pub fn serialize_body(msg: &mut Message) -> Result<(Bytes, &'static str), TreeEr
         })?;
     let mut out = Vec::new();
     parser.serialize(&mut msg.root, body, &mut out)?;
-    Ok((Bytes::from(out), content_type))
+    Ok((Bytes::from(out), Cow::Borrowed(content_type)))
 }

@@ -11,7 +11,7 @@ use sluice_node_api::{
 use sluice_tree::Value;
 
 use super::input::PendingReply;
-use sluice_nodes_core::domains::serialize_body;
+use sluice_nodes_core::domains::serialize_body_for_http;
 use sluice_nodes_core::terminals::{FailureOut, In};
 
 pub static HTTP_REPLY: NodeSpec = NodeSpec {
@@ -120,7 +120,7 @@ fn status_override(msg: &mut Message) -> Result<Option<u16>, NodeError> {
 
 impl Node for HttpReply {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let (body, content_type) = serialize_body(msg)?;
+        let (body, content_type) = serialize_body_for_http(msg)?;
         let mut headers = reply_headers(msg)?;
         if !headers
             .iter()
@@ -128,7 +128,7 @@ impl Node for HttpReply {
         {
             headers.push((
                 "Content-Type".into(),
-                Bytes::from_static(content_type.as_bytes()),
+                Bytes::from(content_type.into_owned()),
             ));
         }
         let status = status_override(msg)?.unwrap_or(self.status);

@@ -22,7 +22,7 @@ use sluice_node_api::{
 use sluice_tree::{Position, Text, Value, field_type};
 
 use sluice_nodes_core::domains::{
-    BodyParsing, BodyParsingProps, MessageModelProps, serialize_body,
+    BodyParsing, BodyParsingProps, MessageModelProps, serialize_body_for_http,
 };
 use sluice_nodes_core::terminals::{FAILURE_DOC, In, OUT_DOC};
 
@@ -298,6 +298,27 @@ pub(crate) fn response_message(
         }
         out.root
             .copy_from(&input.root, p, or, Position::FirstChild)?;
+        // Properties.ContentType is the response's: the MIME domain reads its boundary there.
+        if let Some(p) = out.root.first_child(or)?
+            && out.root.name_is(p, b"Properties")
+        {
+            if let Some(old) = out.root.child_named(p, None, b"ContentType", 0)? {
+                out.root.delete(old)?;
+            }
+            if let Some((_, ct)) = a
+                .headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            {
+                let v = out.root.alloc_text(ct);
+                out.root.create_last_child(
+                    p,
+                    field_type::NAME_VALUE,
+                    Text::from_static("ContentType"),
+                    Value::Character(v),
+                )?;
+            }
+        }
     }
     let h = out.root.create_last_child(
         or,
@@ -334,11 +355,11 @@ pub(crate) fn response_message(
 impl Node for HttpRequestNode {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let url = url_override(msg)?.unwrap_or_else(|| self.url.clone());
-        let (body, content_type) = serialize_body(msg)?;
+        let (body, content_type) = serialize_body_for_http(msg)?;
         let headers = request_headers(msg)?;
         let answer = self
             .caller
-            .call(&self.method, &url, headers, body, content_type)?;
+            .call(&self.method, &url, headers, body, &content_type)?;
         let status = answer.status;
         let mut out = response_message(&self.parsing, msg, answer)?;
         if status >= 400 {

@@ -179,8 +179,8 @@ impl Parsers {
             Domain::Xmlnsc => &self.xml,
             Domain::Json => &self.json,
             // DFDL needs a message model, which this node has no way to name: it never
-            // chooses that domain.
-            Domain::Blob | Domain::Dfdl => &self.blob,
+            // chooses that domain. A stylesheet's result is never a MIME entity either.
+            Domain::Blob | Domain::Dfdl | Domain::Mime => &self.blob,
         }
     }
 }

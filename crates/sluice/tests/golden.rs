@@ -1,6 +1,6 @@
 //! Golden flow tests: every folder under `tests/flows/` is a case — a flow (`flow.yaml`, with its
-//! `esql/` when it has one), request bodies (`input*.xml|json|bin|txt`, optional
-//! `input.headers`, optional `queues.txt` naming queues to define, one a line), and `expected/<output>.txt` holding what reached each output: the HTTP
+//! `esql/` when it has one), request bodies (`input*.xml|json|bin|txt|mime`, optional
+//! `input.headers`, whose Content-Type replaces the extension's, optional `queues.txt` naming queues to define, one a line), and `expected/<output>.txt` holding what reached each output: the HTTP
 //! reply, every `Capture` node (the serialised body and a dump of Root, LocalEnvironment,
 //! Environment and ExceptionList), and every file the flow wrote into its project folder.
 //!
@@ -249,10 +249,18 @@ fn run_case(case: &Path, project: &Path) -> Result<BTreeMap<String, String>, Str
 
     let mut outputs: BTreeMap<String, String> = BTreeMap::new();
     for input in inputs(case)? {
-        let mut request_headers = vec![(
-            "Content-Type".to_string(),
-            Bytes::from_static(input.content_type.as_bytes()),
-        )];
+        // A Content-Type in `input.headers` (a multipart boundary, say) replaces the one the
+        // file's extension gives.
+        let mut request_headers = Vec::new();
+        if !extra_headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        {
+            request_headers.push((
+                "Content-Type".to_string(),
+                Bytes::from_static(input.content_type.as_bytes()),
+            ));
+        }
         request_headers.extend(extra_headers.iter().cloned());
         let (tx, rx) = tokio::sync::oneshot::channel();
         let request = HttpRequest {

@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use sluice_esql_scalar::Value;
-use sluice_parsers::{blob, xmlnsc};
+use sluice_parsers::{blob, mime, xmlnsc};
 use sluice_tree::{NodeId, Parser, Position, Tree};
 
 use super::bitstream_options::{from_utf8, to_utf8};
@@ -20,6 +20,12 @@ fn xml() -> Arc<xmlnsc::XmlnscParser> {
 fn json() -> Arc<sluice_parsers::json::JsonParser> {
     static P: OnceLock<Arc<sluice_parsers::json::JsonParser>> = OnceLock::new();
     P.get_or_init(|| Arc::new(sluice_parsers::json::JsonParser::default()))
+        .clone()
+}
+
+fn mime_parser() -> Arc<mime::MimeParser> {
+    static P: OnceLock<Arc<mime::MimeParser>> = OnceLock::new();
+    P.get_or_init(|| Arc::new(mime::MimeParser::default()))
         .clone()
 }
 
@@ -42,6 +48,8 @@ pub(crate) fn parser_for(domain: &str) -> Option<Arc<dyn Parser>> {
         Some(json())
     } else if is("BLOB") {
         Some(Arc::new(blob::BlobParser))
+    } else if is("MIME") {
+        Some(mime_parser())
     } else {
         None
     }
@@ -117,7 +125,7 @@ impl<'a> Exec<'a> {
         }
         let Some(p) = parser_for(domain) else {
             return Err(RtError::general(format!(
-                "unknown domain '{domain}' (XMLNSC, JSON, BLOB and the headers {} are known)",
+                "unknown domain '{domain}' (XMLNSC, JSON, BLOB, MIME and the headers {} are known)",
                 HEADER_DOMAINS.join(", ")
             )));
         };
@@ -178,6 +186,7 @@ impl<'a> Exec<'a> {
                 Some(p) => sluice_dfdl::attach(t, parent, bytes, p),
                 None => return Err(RtError::general("PARSE with DOMAIN 'DFDL' has no model")),
             },
+            "MIME" => mime::attach(t, parent, bytes, &mime_parser()),
             other => {
                 return Err(RtError::general(format!(
                     "unknown domain '{other}' for PARSE"
