@@ -1,6 +1,7 @@
 //! HTTP nodes: HTTPInput, RESTInput and HTTPReply on the server's shared listener (the bridge to it is
 //! `sluice_node_api::http_listener`), HTTPRequest and RESTRequest as clients.
 
+mod client;
 pub mod header;
 pub mod input;
 pub mod reply;

@@ -16,7 +16,7 @@ use sluice_nodes_core::domains::{
 use sluice_nodes_core::terminals::In;
 use sluice_openapi::{Location, Operation, Segment};
 
-use crate::request::{Caller, HttpRequestOutput, request_headers, response_message};
+use crate::request::{CallOptions, Caller, HttpRequestOutput, request_headers, response_message};
 
 pub static REST_REQUEST: NodeSpec = NodeSpec {
     type_name: "RESTRequest",
@@ -124,7 +124,7 @@ impl BuildNode for RestRequestProps {
             .parse::<hyper::Method>()
             .map_err(|e| ConfigError::property("operation", e.to_string()))?;
         Ok(NodeImpl::Process(Arc::new(RestRequest {
-            caller: Caller::new(b, self.timeout_secs)?,
+            caller: Caller::new(b, self.timeout_secs, CallOptions::default())?,
             base_url,
             method,
             op,

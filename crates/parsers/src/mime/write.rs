@@ -348,6 +348,11 @@ fn data_bytes(
     for c in children {
         let name = String::from_utf8_lossy(tree.name_bytes(c)).into_owned();
         match name.as_str() {
+            // `Data.BLOB = x'…'` set straight on the domain element, without `BLOB.BLOB`.
+            "BLOB" if tree.peek_first_child(c).is_none() => match tree.value(c) {
+                Value::Blob(t) | Value::Character(t) => raw.extend_from_slice(tree.bytes(t)),
+                _ => {}
+            },
             "BLOB" => blob::serialize_to(tree, c, &mut raw)?,
             "XMLNSC" | "XMLNS" | "XML" => xmlnsc::serialize_to(tree, c, &mut raw)?,
             "JSON" => json::JsonParser::default().serialize(tree, c, &mut raw)?,
