@@ -222,7 +222,7 @@ fn conv_text(c: Conv) -> String {
         Conv::Bool => "true / false".into(),
         Conv::EsqlModule => "`esql://routine/SCHEMA#Module.Main` → `SCHEMA.Module`".into(),
         Conv::Domain => {
-            "XMLNSC, JSON, BLOB as they are; XMLNS and XML → XMLNSC; others not yet".into()
+            "XMLNSC, JSON, BLOB, MIME as they are; XMLNS and XML → XMLNSC; others not yet".into()
         }
         Conv::Expect(v) => format!("`{v}` (what Sluice's node does); other values are reported"),
         Conv::Under(dir) => format!("the file, carried into `{dir}`"),

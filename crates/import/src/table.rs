@@ -702,7 +702,7 @@ pub fn convert(conv: Conv, value: &str) -> Result<Value, String> {
         },
         Conv::EsqlModule => Value::Text(esql_module(value)?),
         Conv::Domain => match value {
-            "XMLNSC" | "JSON" | "BLOB" => Value::Text(value.to_string()),
+            "XMLNSC" | "JSON" | "BLOB" | "MIME" => Value::Text(value.to_string()),
             "XMLNS" | "XML" => Value::Text("XMLNSC".into()),
             "DFDL" => Value::Text("DFDL".into()),
             "" => Value::Text("BLOB".into()),
