@@ -12,12 +12,14 @@ use sluice_dfdl::{DfdlParser, Schema};
 
 use crate::validation::{FailureAction, Validation, ValidationProps, Validator};
 use sluice_node_api::{ConfigError, Message, properties, property_enum};
-use sluice_parsers::{blob, json, mime, xmlnsc};
+use sluice_parsers::{blob, json, mime, soap, xmlnsc};
 use sluice_tree::{NodeId, Parser, Tree, TreeError};
 
 property_enum! {
     /// A message domain an input node parses bodies in.
-    pub enum Domain { Blob = "BLOB", Xmlnsc = "XMLNSC", Json = "JSON", Dfdl = "DFDL", Mime = "MIME" }
+    pub enum Domain {
+        Blob = "BLOB", Xmlnsc = "XMLNSC", Json = "JSON", Dfdl = "DFDL", Mime = "MIME", Soap = "SOAP",
+    }
 }
 
 property_enum! {
@@ -64,6 +66,7 @@ enum DomainParser {
     Json(Arc<json::JsonParser>),
     Dfdl(Arc<DfdlParser>),
     Mime(Arc<mime::MimeParser>),
+    Soap(Arc<soap::SoapParser>),
 }
 
 /// How an input node parses the bodies it receives.
@@ -157,6 +160,7 @@ impl BodyParsing {
             Domain::Blob => DomainParser::Blob,
             Domain::Dfdl => DomainParser::Dfdl(dfdl_parser(model, project_dir)?),
             Domain::Mime => DomainParser::Mime(shared_mime()),
+            Domain::Soap => DomainParser::Soap(soap::SoapParser::shared()),
         };
         Ok(BodyParsing {
             parser,
@@ -169,7 +173,7 @@ impl BodyParsing {
     /// `None` for BLOB, whose bytes are taken as they are.
     pub fn text_domain(&self) -> Option<bool> {
         match self.parser {
-            DomainParser::Xml(_) => Some(true),
+            DomainParser::Xml(_) | DomainParser::Soap(_) => Some(true),
             DomainParser::Json(_) => Some(false),
             // DFDL models name their own encodings; MIME parts are bytes until reparsed.
             DomainParser::Blob | DomainParser::Dfdl(_) | DomainParser::Mime(_) => None,
@@ -199,6 +203,7 @@ impl BodyParsing {
             DomainParser::Json(p) => json::attach(root, r, bytes, p)?,
             DomainParser::Dfdl(p) => sluice_dfdl::attach(root, r, bytes, p),
             DomainParser::Mime(p) => mime::attach(root, r, bytes, p),
+            DomainParser::Soap(p) => soap::attach(root, r, bytes, Arc::clone(p)),
         };
         if self.complete {
             root.expand_all(id)?;
@@ -261,6 +266,7 @@ pub fn default_parser(domain: &str) -> Option<Arc<dyn Parser>> {
         "JSON" => Some(shared_json()),
         "MIME" => Some(shared_mime()),
         "BLOB" => Some(BLOB.get_or_init(|| Arc::new(blob::BlobParser)).clone()),
+        "SOAP" => Some(soap::SoapParser::shared()),
         _ => None,
     }
 }
@@ -305,7 +311,7 @@ fn serialize_body_as(
     }
     let name = String::from_utf8_lossy(msg.root.name_bytes(body)).into_owned();
     let content_type = match name.as_str() {
-        "XMLNSC" => "text/xml; charset=utf-8",
+        "XMLNSC" | "SOAP" => "text/xml; charset=utf-8",
         "JSON" => "application/json; charset=utf-8",
         _ => "application/octet-stream",
     };

@@ -185,6 +185,16 @@ impl Tree {
         }
     }
 
+    /// Copy the subtree `src_id` of `src` as the last child of `parent`, as a parser builds: a
+    /// domain that parses its body with another domain's parser (SOAP with XMLNSC) takes the
+    /// parts over without marking anything changed, so an untouched body still goes out as it
+    /// came in.
+    pub fn push_copy(&mut self, parent: NodeId, src: &Tree, src_id: NodeId) -> NodeId {
+        let id = self.copy_detached(src, src_id);
+        self.link_last(parent, id);
+        id
+    }
+
     /// Set the parser owning `id` (its domain element) without marking it pending.
     pub fn set_parser(&mut self, id: NodeId, parser: u16) {
         self.el_mut(id).parser = parser;

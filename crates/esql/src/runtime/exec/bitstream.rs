@@ -50,6 +50,8 @@ pub(crate) fn parser_for(domain: &str) -> Option<Arc<dyn Parser>> {
         Some(Arc::new(blob::BlobParser))
     } else if is("MIME") {
         Some(mime_parser())
+    } else if is("SOAP") {
+        Some(sluice_parsers::soap::SoapParser::shared())
     } else {
         None
     }
@@ -125,7 +127,7 @@ impl<'a> Exec<'a> {
         }
         let Some(p) = parser_for(domain) else {
             return Err(RtError::general(format!(
-                "unknown domain '{domain}' (XMLNSC, JSON, BLOB, MIME and the headers {} are known)",
+                "unknown domain '{domain}' (XMLNSC, JSON, BLOB, MIME, SOAP and the headers {} are known)",
                 HEADER_DOMAINS.join(", ")
             )));
         };
@@ -187,6 +189,12 @@ impl<'a> Exec<'a> {
                 None => return Err(RtError::general("PARSE with DOMAIN 'DFDL' has no model")),
             },
             "MIME" => mime::attach(t, parent, bytes, &mime_parser()),
+            "SOAP" => sluice_parsers::soap::attach(
+                t,
+                parent,
+                bytes,
+                sluice_parsers::soap::SoapParser::shared(),
+            ),
             other => {
                 return Err(RtError::general(format!(
                     "unknown domain '{other}' for PARSE"
