@@ -178,9 +178,10 @@ impl Parsers {
         match d {
             Domain::Xmlnsc => &self.xml,
             Domain::Json => &self.json,
-            // DFDL needs a message model, which this node has no way to name: it never
-            // chooses that domain. A stylesheet's result is never a MIME entity either.
-            Domain::Blob | Domain::Dfdl | Domain::Mime => &self.blob,
+            // DFDL needs a message model, which this node has no way to name, and a
+            // stylesheet's result is never a MIME entity or a SOAP tree: it chooses none of
+            // these domains.
+            Domain::Blob | Domain::Dfdl | Domain::Mime | Domain::Soap => &self.blob,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Every node family, for the server and the binary: each family is a crate of its own
-//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-mqtt`, `-patterns`, `-tcpip`,
-//! `-xslt`), so that a change
+//! (`sluice-nodes-core`, `-esql`, `-file`, `-http`, `-mq`, `-mqtt`, `-patterns`, `-soap`,
+//! `-tcpip`, `-xslt`), so that a change
 //! to one rebuilds only it and what bundles it; this crate registers them all.
 
 pub use sluice_nodes_core::{core, domains, routing, terminals, validate, validation};
@@ -10,6 +10,7 @@ pub use sluice_nodes_http as http;
 pub use sluice_nodes_mq as mq;
 pub use sluice_nodes_mqtt as mqtt;
 pub use sluice_nodes_patterns as patterns;
+pub use sluice_nodes_soap as soap;
 pub use sluice_nodes_tcpip as tcpip;
 pub use sluice_nodes_xslt as xslt;
 
@@ -26,4 +27,5 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
     tcpip::register(r);
     patterns::register(r);
     xslt::register(r);
+    soap::register(r);
 }

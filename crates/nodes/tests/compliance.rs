@@ -185,6 +185,26 @@ const CASES: &[ComplianceCase] = &[
         "stylesheet: xsl/order-summary.xsl",
         fails_with("stylesheet: xsl/order-summary.xsl", BROKEN_XML),
     ),
+    // The example's WSDL is written into the compliance project.
+    case(
+        "SOAPInput",
+        "wsdl_file: services/echo.wsdl, path: /compliance-soap",
+        Failing::Never("input node: started and stopped only"),
+    ),
+    // Reached without a SOAPInput, there is no request to answer.
+    case("SOAPReply", "", fails_with("", XML)),
+    // A BLOB body cannot go into an envelope.
+    case(
+        "SOAPEnvelope",
+        "",
+        Failing::With(FailingCase {
+            properties: "",
+            domain: "BLOB",
+            body: XML,
+        }),
+    ),
+    // An XML body that is not an envelope has nothing to extract.
+    case("SOAPExtract", "", fails_with("", XML)),
     case(
         "TCPIPServerInput",
         "record_detection: fixed_length, record_length_bytes: 2048",
@@ -321,6 +341,9 @@ fn project_dir(tag: &str) -> PathBuf {
     let api = dir.join(sluice_nodes::http::rest::EXAMPLE_DOCUMENT_PATH);
     std::fs::create_dir_all(api.parent().expect("a folder")).expect("create the apis folder");
     std::fs::write(api, sluice_nodes::http::rest::EXAMPLE_DOCUMENT).expect("write the API");
+    let wsdl = dir.join(sluice_nodes::soap::EXAMPLE_WSDL_PATH);
+    std::fs::create_dir_all(wsdl.parent().expect("a folder")).expect("create the services folder");
+    std::fs::write(wsdl, sluice_nodes::soap::EXAMPLE_WSDL).expect("write the WSDL");
     dir
 }
 

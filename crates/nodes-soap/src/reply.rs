@@ -1,0 +1,176 @@
+//! SOAPReply: answers the request that started a SOAPInput invocation with the message's
+//! envelope, adding the WS-Addressing reply headers, and sends the reply to the request's
+//! ReplyTo address when that is not anonymous.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use sluice_node_api::http_listener::HttpResponse;
+use sluice_node_api::{
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind,
+    Message, Node, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal,
+    Terminals, properties,
+};
+use sluice_nodes_core::terminals::{FailureOut, In};
+use sluice_parsers::soap::{self, SoapVersion, fault};
+
+use crate::client::{SoapClient, new_client, post};
+use crate::pending::PendingSoapReply;
+use crate::{envelope, wsa};
+
+pub static SOAP_REPLY: NodeSpec = NodeSpec {
+    type_name: "SOAPReply",
+    summary: "Answers the request that started a SOAPInput invocation with the message body as a SOAP envelope \
+              (a SOAP domain body as it is, an XMLNSC body wrapped in an envelope of the request's version). \
+              With WS-Addressing on at the SOAPInput, the reply carries MessageID, RelatesTo, Action and To, and \
+              a reply for a non-anonymous ReplyTo address is sent there while the request gets `202 Accepted`. \
+              A body holding a Fault is sent with status 500.",
+    inputs: In::SPECS,
+    outputs: FailureOut::SPECS,
+    dynamic_outputs: false,
+    dynamic_inputs: false,
+    examples: &[NodeExample {
+        title: "Reached without a SOAPInput request to answer, it raises",
+        properties: "",
+        esql: "",
+        input: ExampleInput::xml("<echo><text>hi</text></echo>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Raises("there is no SOAP request to reply to"),
+        runs: Runs::Yes,
+    }],
+    builder: NodeBuilder::of::<SoapReplyProps>(),
+};
+
+properties! {
+    /// SOAPReply's properties.
+    pub struct SoapReplyProps {
+        /// Whether a client that went away is ignored rather than raised as an exception.
+        ignore_transport_failures: bool = "true",
+        /// How long an asynchronous reply to a ReplyTo address may take.
+        reply_to_timeout_secs: u64 = "60",
+    }
+}
+
+impl BuildNode for SoapReplyProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        Ok(NodeImpl::Process(Arc::new(SoapReply {
+            ignore_failures: self.ignore_transport_failures,
+            timeout: Duration::from_secs(self.reply_to_timeout_secs.max(1)),
+            runtime: b.services.runtime.clone(),
+            client: std::sync::OnceLock::new(),
+        })))
+    }
+}
+
+struct SoapReply {
+    ignore_failures: bool,
+    timeout: Duration,
+    runtime: Option<tokio::runtime::Handle>,
+    client: std::sync::OnceLock<Option<SoapClient>>,
+}
+
+impl SoapReply {
+    /// Send the reply to `address` in the background; the flow does not wait for it.
+    fn send_async(
+        &self,
+        address: String,
+        body: Bytes,
+        version: SoapVersion,
+        action: String,
+    ) -> Result<(), NodeError> {
+        let client = self
+            .client
+            .get_or_init(|| new_client().ok())
+            .clone()
+            .ok_or_else(|| {
+                NodeError::recoverable("the HTTP client for ReplyTo addresses could not be set up")
+            })?;
+        let runtime = self
+            .runtime
+            .clone()
+            .ok_or_else(|| NodeError::recoverable("no runtime to send an asynchronous reply on"))?;
+        let timeout = self.timeout;
+        let mut headers = vec![(
+            "Content-Type".to_string(),
+            version.content_type().to_string(),
+        )];
+        if version == SoapVersion::V11 {
+            headers.push(("SOAPAction".to_string(), format!("\"{action}\"")));
+        }
+        runtime.spawn(async move {
+            match post(&client, &address, &headers, body, timeout).await {
+                Ok(a) if a.status < 300 => {}
+                Ok(a) => tracing::warn!(status = a.status, %address, "The ReplyTo address refused the reply."),
+                Err(error) => tracing::warn!(%error, %address, "Failed to send the reply to the ReplyTo address."),
+            }
+        });
+        Ok(())
+    }
+}
+
+impl Node for SoapReply {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let Some(pending) = ctx
+            .inv
+            .unit_of_work
+            .leave::<PendingSoapReply>(PendingSoapReply::KEY)
+        else {
+            return Err(NodeError::recoverable(
+                "there is no SOAP request to reply to (it was answered already, or no SOAPInput started this invocation)",
+            ));
+        };
+        let prepared = (|| -> Result<(Bytes, SoapVersion, bool), NodeError> {
+            let soap_id = envelope::body_as_soap(msg, pending.version)?;
+            let version = soap::version_of(&mut msg.root, soap_id)?;
+            let is_fault = fault::read(&mut msg.root, soap_id)?.is_some();
+            if let Some(a) = &pending.addressing {
+                wsa::write_reply(&mut msg.root, soap_id, a, &pending.reply_action)?;
+            }
+            let mut out = Vec::new();
+            soap::serialize_to(&mut msg.root, soap_id, &mut out)?;
+            Ok((Bytes::from(out), version, is_fault))
+        })();
+        let (body, version, is_fault) = match prepared {
+            Ok(x) => x,
+            Err(e) => {
+                // Put back, so that SOAPInput answers the request with a fault.
+                ctx.inv.unit_of_work.join(PendingSoapReply::KEY, pending);
+                return Err(e);
+            }
+        };
+        let async_to = pending
+            .addressing
+            .as_ref()
+            .and_then(|a| a.async_reply_to().map(str::to_string));
+        let no_reply = pending.addressing.as_ref().is_some_and(|a| a.no_reply());
+        let response = if async_to.is_some() || no_reply {
+            HttpResponse {
+                status: 202,
+                headers: Vec::new(),
+                body: Bytes::new(),
+            }
+        } else {
+            HttpResponse {
+                status: if is_fault { 500 } else { 200 },
+                headers: vec![(
+                    "Content-Type".into(),
+                    Bytes::from_static(version.content_type().as_bytes()),
+                )],
+                body: body.clone(),
+            }
+        };
+        let sent = pending.sender.send(response).is_ok();
+        if let Some(address) = async_to {
+            self.send_async(address, body, version, pending.reply_action)?;
+        }
+        if !sent && !self.ignore_failures {
+            return Err(NodeError::new(
+                ExceptionKind::Socket,
+                3169,
+                "the SOAP client closed the connection before the reply was sent",
+            ));
+        }
+        ctx.propagate(FailureOut::Out, msg)
+    }
+}

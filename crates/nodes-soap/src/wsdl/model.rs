@@ -1,0 +1,695 @@
+//! The loaded service description and the loader that builds it.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use sluice_parsers::soap::SoapVersion;
+
+use super::dom::{self, Element};
+use super::{SOAP11_BINDING_NS, SOAP12_BINDING_NS, WSDL_NS, XSD_NS};
+use crate::error::WsdlError;
+
+/// A qualified name: (namespace, local name).
+type QName = (String, String);
+
+/// The binding style of an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// document/literal (wrapped or not): the body holds the input part's element.
+    Document,
+    /// rpc/literal: the body holds a wrapper named after the operation.
+    Rpc,
+}
+
+/// A SOAP port of a service: where its binding is served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Port {
+    pub service: String,
+    pub name: String,
+    pub binding: String,
+    pub version: SoapVersion,
+    /// The `soap:address` location as the WSDL gives it.
+    pub address: String,
+}
+
+/// An operation as one SOAP binding offers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Operation {
+    pub name: String,
+    pub port_type: String,
+    pub port_type_ns: String,
+    pub binding: String,
+    pub version: SoapVersion,
+    pub style: Style,
+    /// The SOAPAction (`soap:operation/@soapAction`), empty when the WSDL gives none.
+    pub soap_action: String,
+    /// The first element of a request's body: the input part's element (document), or the
+    /// operation's wrapper (rpc).
+    pub request_element: Option<QName>,
+    /// The first element of a response's body, likewise; `None` for one-way operations.
+    pub response_element: Option<QName>,
+    /// Whether the operation has no output.
+    pub one_way: bool,
+}
+
+/// A WSDL 1.1 service description.
+#[derive(Clone, Debug)]
+pub struct Wsdl {
+    /// The WSDL's path as the flow names it.
+    pub file: String,
+    /// The WSDL's text, served for `?wsdl`.
+    pub text: String,
+    pub target_ns: String,
+    pub ports: Vec<Port>,
+    /// Every operation of every SOAP binding.
+    pub operations: Vec<Operation>,
+    /// Byte ranges of the main file's `soap:address/@location` values.
+    address_values: Vec<(usize, usize)>,
+}
+
+impl Wsdl {
+    /// Load `rel` (a path relative to `project_dir`) and the files it imports.
+    pub fn load(project_dir: &Path, rel: &str) -> Result<Wsdl, WsdlError> {
+        let path = project_dir.join(rel);
+        let mut read = |p: &Path| {
+            std::fs::read_to_string(p).map_err(|source| WsdlError::Read {
+                file: display(project_dir, p),
+                source,
+            })
+        };
+        let text = read(&path)?;
+        let mut loader = Loader::new(project_dir, &mut read);
+        loader.wsdl_file(&path, &text)?;
+        loader.finish(rel, text)
+    }
+
+    /// Parse a WSDL given as text; imports are refused (for tests and fuzzing).
+    pub fn parse(file: &str, text: &str) -> Result<Wsdl, WsdlError> {
+        let mut read = |p: &Path| -> Result<String, WsdlError> {
+            Err(WsdlError::at(
+                file,
+                1,
+                format!("imports are not read here ({})", p.display()),
+            ))
+        };
+        let dir = Path::new("");
+        let mut loader = Loader::new(dir, &mut read);
+        loader.wsdl_file(Path::new(file), text)?;
+        loader.finish(file, text.to_string())
+    }
+
+    /// The WSDL's text with every `soap:address` location replaced by `endpoint`.
+    pub fn with_address(&self, endpoint: &str) -> String {
+        let mut out = String::with_capacity(self.text.len() + 64);
+        let mut at = 0;
+        for &(s, e) in &self.address_values {
+            out.push_str(&self.text[at..s]);
+            let mut esc = String::new();
+            sluice_parsers::soap::fault::escape(endpoint, &mut esc);
+            out.push_str(&esc);
+            at = e;
+        }
+        out.push_str(&self.text[at..]);
+        out
+    }
+
+    /// The operations of the binding `binding`, or of every SOAP binding when `None`.
+    pub fn operations_of<'a>(
+        &'a self,
+        binding: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Operation> + 'a {
+        self.operations
+            .iter()
+            .filter(move |o| binding.is_none_or(|b| o.binding == b))
+    }
+}
+
+fn display(project_dir: &Path, p: &Path) -> String {
+    p.strip_prefix(project_dir)
+        .unwrap_or(p)
+        .display()
+        .to_string()
+}
+
+#[derive(Clone)]
+struct Part {
+    element: Option<QName>,
+    type_: Option<QName>,
+    line: u32,
+    file: String,
+}
+
+struct PortTypeOp {
+    name: String,
+    input: Option<QName>,
+    output: Option<QName>,
+}
+
+struct BindingOp {
+    name: String,
+    action: String,
+    style: Option<Style>,
+    rpc_ns: Option<String>,
+    line: u32,
+}
+
+struct Binding {
+    name: String,
+    port_type: QName,
+    version: SoapVersion,
+    style: Style,
+    ops: Vec<BindingOp>,
+    file: String,
+    line: u32,
+}
+
+type ReadFn<'a> = dyn FnMut(&Path) -> Result<String, WsdlError> + 'a;
+
+struct Loader<'a> {
+    project_dir: PathBuf,
+    read: &'a mut ReadFn<'a>,
+    seen: HashSet<PathBuf>,
+    target_ns: Option<String>,
+    messages: HashMap<QName, Vec<Part>>,
+    port_types: HashMap<QName, Vec<PortTypeOp>>,
+    bindings: HashMap<QName, Binding>,
+    ports: Vec<(Port, QName, String, u32)>,
+    elements: HashSet<QName>,
+    address_values: Vec<(usize, usize)>,
+    main: bool,
+}
+
+impl<'a> Loader<'a> {
+    fn new(project_dir: &Path, read: &'a mut ReadFn<'a>) -> Loader<'a> {
+        Loader {
+            project_dir: project_dir.to_path_buf(),
+            read,
+            seen: HashSet::new(),
+            target_ns: None,
+            messages: HashMap::new(),
+            port_types: HashMap::new(),
+            bindings: HashMap::new(),
+            ports: Vec::new(),
+            elements: HashSet::new(),
+            address_values: Vec::new(),
+            main: true,
+        }
+    }
+
+    fn name_of(&self, p: &Path) -> String {
+        display(&self.project_dir, p)
+    }
+
+    fn resolve(
+        &self,
+        from: &Path,
+        location: &str,
+        file: &str,
+        line: u32,
+    ) -> Result<PathBuf, WsdlError> {
+        if location.contains("://") {
+            return Err(WsdlError::at(
+                file,
+                line,
+                format!("`{location}` is remote; only files in the project are read"),
+            ));
+        }
+        Ok(from.parent().unwrap_or(Path::new("")).join(location))
+    }
+
+    fn wsdl_file(&mut self, path: &Path, text: &str) -> Result<(), WsdlError> {
+        self.seen.insert(path.to_path_buf());
+        let file = self.name_of(path);
+        let root = dom::read(&file, text)?;
+        if root.local == "description" {
+            return Err(WsdlError::at(
+                &file,
+                root.line,
+                "WSDL 2.0 is not supported; give a WSDL 1.1 document",
+            ));
+        }
+        if !root.is(WSDL_NS, "definitions") {
+            return Err(WsdlError::at(
+                &file,
+                root.line,
+                format!(
+                    "the root element is {{{}}}{}, not a WSDL 1.1 wsdl:definitions",
+                    root.ns, root.local
+                ),
+            ));
+        }
+        let tns = root.attr("targetNamespace").unwrap_or_default().to_string();
+        if self.target_ns.is_none() {
+            self.target_ns = Some(tns.clone());
+        }
+        let main = std::mem::replace(&mut self.main, false);
+        for c in &root.children {
+            if c.ns != WSDL_NS {
+                continue;
+            }
+            match c.local.as_str() {
+                "import" => {
+                    let loc = c.attr("location").ok_or_else(|| {
+                        WsdlError::at(&file, c.line, "wsdl:import has no location")
+                    })?;
+                    let p = self.resolve(path, loc, &file, c.line)?;
+                    if self.seen.contains(&p) {
+                        continue;
+                    }
+                    let t = (self.read)(&p)?;
+                    if is_schema(&t) {
+                        self.schema_file(&p, &t)?;
+                    } else {
+                        self.wsdl_file(&p, &t)?;
+                    }
+                }
+                "types" => {
+                    for s in c.children_named(XSD_NS, "schema") {
+                        self.schema(path, &file, s)?;
+                    }
+                }
+                "message" => self.message(&file, &tns, c)?,
+                "portType" => self.port_type(&file, &tns, c)?,
+                "binding" => self.binding(&file, &tns, c)?,
+                "service" => self.service(&file, &tns, c, text, main)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn schema_file(&mut self, path: &Path, text: &str) -> Result<(), WsdlError> {
+        self.seen.insert(path.to_path_buf());
+        let file = self.name_of(path);
+        let root = dom::read(&file, text)?;
+        if !root.is(XSD_NS, "schema") {
+            return Err(WsdlError::at(
+                &file,
+                root.line,
+                "the root element is not xsd:schema",
+            ));
+        }
+        self.schema(path, &file, &root)
+    }
+
+    fn schema(&mut self, path: &Path, file: &str, s: &Element) -> Result<(), WsdlError> {
+        let tns = s.attr("targetNamespace").unwrap_or_default().to_string();
+        for c in s.children_in(XSD_NS) {
+            match c.local.as_str() {
+                "element" => {
+                    if let Some(n) = c.attr("name") {
+                        self.elements.insert((tns.clone(), n.to_string()));
+                    }
+                }
+                "import" | "include" | "redefine" => {
+                    let Some(loc) = c.attr("schemaLocation") else {
+                        // An import of a namespace declared elsewhere in the WSDL's types.
+                        continue;
+                    };
+                    let p = self.resolve(path, loc, file, c.line)?;
+                    if self.seen.contains(&p) {
+                        continue;
+                    }
+                    let t = (self.read)(&p)?;
+                    if c.local == "import" {
+                        self.schema_file(&p, &t)?;
+                    } else {
+                        // An included schema takes the including one's namespace when it has none.
+                        self.seen.insert(p.clone());
+                        let f = self.name_of(&p);
+                        let root = dom::read(&f, &t)?;
+                        if !root.is(XSD_NS, "schema") {
+                            return Err(WsdlError::at(
+                                &f,
+                                root.line,
+                                "the root element is not xsd:schema",
+                            ));
+                        }
+                        let mut root = root;
+                        if root.attr("targetNamespace").is_none() {
+                            root.attrs.push(("targetNamespace".into(), tns.clone()));
+                        }
+                        self.schema(&p, &f, &root)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn qname_attr(&self, file: &str, el: &Element, name: &str) -> Result<Option<QName>, WsdlError> {
+        match el.attr(name) {
+            None => Ok(None),
+            Some(v) => el.qname(v).map(Some).ok_or_else(|| {
+                WsdlError::at(
+                    file,
+                    el.line,
+                    format!("the prefix of `{v}` is not declared"),
+                )
+            }),
+        }
+    }
+
+    fn message(&mut self, file: &str, tns: &str, m: &Element) -> Result<(), WsdlError> {
+        let name = required(file, m, "name")?;
+        let mut parts = Vec::new();
+        for p in m.children_named(WSDL_NS, "part") {
+            parts.push(Part {
+                element: self.qname_attr(file, p, "element")?,
+                type_: self.qname_attr(file, p, "type")?,
+                line: p.line,
+                file: file.to_string(),
+            });
+        }
+        self.messages
+            .insert((tns.to_string(), name.to_string()), parts);
+        Ok(())
+    }
+
+    fn port_type(&mut self, file: &str, tns: &str, pt: &Element) -> Result<(), WsdlError> {
+        let name = required(file, pt, "name")?;
+        let mut ops = Vec::new();
+        for o in pt.children_named(WSDL_NS, "operation") {
+            let msg = |local: &str| -> Result<Option<QName>, WsdlError> {
+                match o.children_named(WSDL_NS, local).next() {
+                    Some(e) => self.qname_attr(file, e, "message"),
+                    None => Ok(None),
+                }
+            };
+            ops.push(PortTypeOp {
+                name: required(file, o, "name")?.to_string(),
+                input: msg("input")?,
+                output: msg("output")?,
+            });
+        }
+        self.port_types
+            .insert((tns.to_string(), name.to_string()), ops);
+        Ok(())
+    }
+
+    fn binding(&mut self, file: &str, tns: &str, b: &Element) -> Result<(), WsdlError> {
+        let name = required(file, b, "name")?;
+        let (soap_ns, version) =
+            if let Some(s) = b.children_named(SOAP11_BINDING_NS, "binding").next() {
+                (SOAP11_BINDING_NS, (s, SoapVersion::V11))
+            } else if let Some(s) = b.children_named(SOAP12_BINDING_NS, "binding").next() {
+                (SOAP12_BINDING_NS, (s, SoapVersion::V12))
+            } else {
+                // An HTTP or MIME binding: not a SOAP service.
+                return Ok(());
+            };
+        let (sb, version) = version;
+        if let Some(t) = sb.attr("transport")
+            && t != "http://schemas.xmlsoap.org/soap/http"
+        {
+            return Err(WsdlError::at(
+                file,
+                sb.line,
+                format!("transport `{t}` is not supported (only SOAP over HTTP)"),
+            ));
+        }
+        let style = parse_style(file, sb)?.unwrap_or(Style::Document);
+        let port_type = self
+            .qname_attr(file, b, "type")?
+            .ok_or_else(|| WsdlError::at(file, b.line, "wsdl:binding has no type"))?;
+        let mut ops = Vec::new();
+        for o in b.children_named(WSDL_NS, "operation") {
+            let op_name = required(file, o, "name")?.to_string();
+            let so = o.children_named(soap_ns, "operation").next();
+            let action = so
+                .and_then(|s| s.attr("soapAction"))
+                .unwrap_or_default()
+                .to_string();
+            let op_style = match so {
+                Some(s) => parse_style(file, s)?,
+                None => None,
+            };
+            let mut rpc_ns = None;
+            for dir in ["input", "output"] {
+                for io in o.children_named(WSDL_NS, dir) {
+                    for body in io.children_named(soap_ns, "body") {
+                        if body.attr("use").is_some_and(|u| u != "literal") {
+                            return Err(WsdlError::at(
+                                file,
+                                body.line,
+                                "use=\"encoded\" is not supported; only literal bindings are",
+                            ));
+                        }
+                        if dir == "input" {
+                            rpc_ns = body.attr("namespace").map(str::to_string);
+                        }
+                    }
+                    if let Some(m) = io
+                        .children
+                        .iter()
+                        .find(|c| c.ns.starts_with("http://schemas.xmlsoap.org/wsdl/mime/"))
+                    {
+                        return Err(WsdlError::at(
+                            file,
+                            m.line,
+                            "MIME bindings (SOAP with attachments) are not supported",
+                        ));
+                    }
+                }
+            }
+            ops.push(BindingOp {
+                name: op_name,
+                action,
+                style: op_style,
+                rpc_ns,
+                line: o.line,
+            });
+        }
+        self.bindings.insert(
+            (tns.to_string(), name.to_string()),
+            Binding {
+                name: name.to_string(),
+                port_type,
+                version,
+                style,
+                ops,
+                file: file.to_string(),
+                line: b.line,
+            },
+        );
+        Ok(())
+    }
+
+    fn service(
+        &mut self,
+        file: &str,
+        _tns: &str,
+        s: &Element,
+        text: &str,
+        main: bool,
+    ) -> Result<(), WsdlError> {
+        let service = required(file, s, "name")?;
+        for p in s.children_named(WSDL_NS, "port") {
+            let name = required(file, p, "name")?;
+            let binding = self
+                .qname_attr(file, p, "binding")?
+                .ok_or_else(|| WsdlError::at(file, p.line, "wsdl:port has no binding"))?;
+            let address = p.children.iter().find(|c| {
+                c.local == "address" && (c.ns == SOAP11_BINDING_NS || c.ns == SOAP12_BINDING_NS)
+            });
+            let Some(address) = address else {
+                continue;
+            };
+            let version = if address.ns == SOAP12_BINDING_NS {
+                SoapVersion::V12
+            } else {
+                SoapVersion::V11
+            };
+            if main && let Some(range) = attr_value_range(text, address.start, "location") {
+                self.address_values.push(range);
+            }
+            self.ports.push((
+                Port {
+                    service: service.to_string(),
+                    name: name.to_string(),
+                    binding: binding.1.clone(),
+                    version,
+                    address: address.attr("location").unwrap_or_default().to_string(),
+                },
+                binding,
+                file.to_string(),
+                p.line,
+            ));
+        }
+        Ok(())
+    }
+
+    fn finish(self, rel: &str, text: String) -> Result<Wsdl, WsdlError> {
+        let mut operations = Vec::new();
+        for (port, binding, file, line) in &self.ports {
+            if !self.bindings.contains_key(binding) {
+                return Err(WsdlError::at(
+                    file,
+                    *line,
+                    format!(
+                        "port `{}` names binding `{}`, which the WSDL does not define",
+                        port.name, binding.1
+                    ),
+                ));
+            }
+        }
+        let mut names: Vec<&QName> = self.bindings.keys().collect();
+        names.sort();
+        for key in names {
+            let b = &self.bindings[key];
+            let pt = self.port_types.get(&b.port_type).ok_or_else(|| {
+                WsdlError::at(
+                    &b.file,
+                    b.line,
+                    format!(
+                        "binding `{}` names port type `{}`, which the WSDL does not define",
+                        b.name, b.port_type.1
+                    ),
+                )
+            })?;
+            for bo in &b.ops {
+                let pto = pt.iter().find(|o| o.name == bo.name).ok_or_else(|| {
+                    WsdlError::at(
+                        &b.file,
+                        bo.line,
+                        format!(
+                            "operation `{}` is not in port type `{}`",
+                            bo.name, b.port_type.1
+                        ),
+                    )
+                })?;
+                let style = bo.style.unwrap_or(b.style);
+                let request_element =
+                    self.body_element(style, bo, &pto.input, &pto.name, &b.file)?;
+                let response_name = format!("{}Response", pto.name);
+                let response_element = match &pto.output {
+                    Some(_) => {
+                        self.body_element(style, bo, &pto.output, &response_name, &b.file)?
+                    }
+                    None => None,
+                };
+                operations.push(Operation {
+                    name: bo.name.clone(),
+                    port_type: b.port_type.1.clone(),
+                    port_type_ns: b.port_type.0.clone(),
+                    binding: b.name.clone(),
+                    version: b.version,
+                    style,
+                    soap_action: bo.action.clone(),
+                    request_element,
+                    response_element,
+                    one_way: pto.output.is_none(),
+                });
+            }
+        }
+        Ok(Wsdl {
+            file: rel.to_string(),
+            text,
+            target_ns: self.target_ns.unwrap_or_default(),
+            ports: self.ports.into_iter().map(|p| p.0).collect(),
+            operations,
+            address_values: self.address_values,
+        })
+    }
+
+    /// The first body element of a message of the operation.
+    fn body_element(
+        &self,
+        style: Style,
+        bo: &BindingOp,
+        message: &Option<QName>,
+        wrapper: &str,
+        file: &str,
+    ) -> Result<Option<QName>, WsdlError> {
+        let Some(m) = message else {
+            return Ok(None);
+        };
+        let parts = self.messages.get(m).ok_or_else(|| {
+            WsdlError::at(
+                file,
+                bo.line,
+                format!(
+                    "operation `{}` uses message `{}`, which the WSDL does not define",
+                    bo.name, m.1
+                ),
+            )
+        })?;
+        match style {
+            Style::Rpc => Ok(Some((
+                bo.rpc_ns.clone().unwrap_or_default(),
+                wrapper.to_string(),
+            ))),
+            Style::Document => {
+                for p in parts {
+                    if p.element.is_none() && p.type_.is_some() {
+                        return Err(WsdlError::at(
+                            &p.file,
+                            p.line,
+                            "a document/literal part must name an element, not a type",
+                        ));
+                    }
+                    if let Some(e) = &p.element
+                        && !self.elements.contains(e)
+                    {
+                        return Err(WsdlError::at(
+                            &p.file,
+                            p.line,
+                            format!(
+                                "element {{{}}}{} is not declared by any schema of the WSDL",
+                                e.0, e.1
+                            ),
+                        ));
+                    }
+                }
+                Ok(parts.first().and_then(|p| p.element.clone()))
+            }
+        }
+    }
+}
+
+fn required<'e>(file: &str, el: &'e Element, name: &str) -> Result<&'e str, WsdlError> {
+    el.attr(name)
+        .ok_or_else(|| WsdlError::at(file, el.line, format!("{} has no {name}", el.local)))
+}
+
+fn parse_style(file: &str, el: &Element) -> Result<Option<Style>, WsdlError> {
+    match el.attr("style") {
+        None => Ok(None),
+        Some("document") => Ok(Some(Style::Document)),
+        Some("rpc") => Ok(Some(Style::Rpc)),
+        Some(other) => Err(WsdlError::at(
+            file,
+            el.line,
+            format!("style `{other}` is not document or rpc"),
+        )),
+    }
+}
+
+fn is_schema(text: &str) -> bool {
+    let head = &text[..text.len().min(2048)];
+    head.contains("XMLSchema") && !head.contains("schemas.xmlsoap.org/wsdl/\"")
+}
+
+/// The byte range of the value of attribute `name` in the start tag at `start`.
+fn attr_value_range(text: &str, start: usize, name: &str) -> Option<(usize, usize)> {
+    let tag_end = start + text.get(start..)?.find('>')?;
+    let tag = &text[start..tag_end];
+    let mut from = 0;
+    while let Some(i) = tag[from..].find(name) {
+        let at = from + i;
+        let before_ok = tag[..at].ends_with(|c: char| c.is_ascii_whitespace());
+        let rest = tag[at + name.len()..].trim_start();
+        if before_ok && let Some(rest) = rest.strip_prefix('=') {
+            let rest_trim = rest.trim_start();
+            let quote = rest_trim.chars().next()?;
+            if quote == '"' || quote == '\'' {
+                let len = rest_trim[1..].find(quote)?;
+                let vs = start + (tag.len() - rest_trim.len()) + 1;
+                return Some((vs, vs + len));
+            }
+        }
+        from = at + name.len();
+    }
+    None
+}
