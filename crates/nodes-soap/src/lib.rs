@@ -8,6 +8,7 @@ pub mod error;
 pub mod input;
 pub mod pending;
 pub mod reply;
+pub mod request;
 pub mod wsa;
 pub mod wsdl;
 
@@ -15,6 +16,7 @@ pub use envelope::{SOAP_ENVELOPE, SOAP_EXTRACT};
 pub use error::WsdlError;
 pub use input::SOAP_INPUT;
 pub use reply::SOAP_REPLY;
+pub use request::SOAP_REQUEST;
 
 use sluice_node_api::NodeSpec;
 
@@ -25,7 +27,13 @@ pub const EXAMPLE_WSDL: &str = include_str!("../../../samples/services/echo.wsdl
 
 /// Register this family's node types.
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
-    for s in [&SOAP_INPUT, &SOAP_REPLY, &SOAP_ENVELOPE, &SOAP_EXTRACT] {
+    for s in [
+        &SOAP_INPUT,
+        &SOAP_REPLY,
+        &SOAP_REQUEST,
+        &SOAP_ENVELOPE,
+        &SOAP_EXTRACT,
+    ] {
         r(s);
     }
 }

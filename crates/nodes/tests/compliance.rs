@@ -203,6 +203,15 @@ const CASES: &[ComplianceCase] = &[
             body: XML,
         }),
     ),
+    // Port 1 on the loopback refuses connections at once.
+    case(
+        "SOAPRequest",
+        "wsdl_file: services/echo.wsdl, operation: echo, url: 'http://127.0.0.1:1/', timeout_secs: 2",
+        fails_with(
+            "wsdl_file: services/echo.wsdl, operation: echo, url: 'http://127.0.0.1:1/', timeout_secs: 2",
+            XML,
+        ),
+    ),
     // An XML body that is not an envelope has nothing to extract.
     case("SOAPExtract", "", fails_with("", XML)),
     case(

@@ -1,0 +1,258 @@
+//! SOAPRequest: calls an operation of a SOAP service described by a WSDL in the project and
+//! continues with its response in the SOAP domain; a fault response goes to `fault`.
+//!
+//! The call blocks the flow instance's thread, as the product's node does, while the I/O runs
+//! on the server's runtime over pooled, kept-alive connections.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use sluice_node_api::{
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind,
+    Message, Node, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal,
+    Terminals, properties, terminals,
+};
+use sluice_nodes_core::terminals::{FAILURE_DOC, In, OUT_DOC};
+use sluice_parsers::soap::{self, SoapParser, SoapVersion, fault};
+use sluice_tree::Position;
+
+use crate::client::{CallError, SoapClient, new_client, post};
+use crate::envelope::body_as_soap;
+use crate::input::choose_binding;
+use crate::wsdl::{Operation, Wsdl};
+
+terminals! {
+    /// SOAPRequest's outputs.
+    pub enum SoapRequestOutput {
+        Failure = "failure": FAILURE_DOC,
+        Out = "out": OUT_DOC,
+        Fault = "fault": "The service answered with a SOAP fault (the fault envelope in the SOAP domain).",
+    }
+}
+
+properties! {
+    /// SOAPRequest's properties.
+    pub struct SoapRequestProps {
+        /// The WSDL 1.1 file describing the service, relative to the project folder.
+        wsdl_file: String,
+        /// The operation called.
+        operation: String,
+        /// The SOAP binding of the operation; needed only when the WSDL has more than one.
+        binding: Option<String>,
+        /// The service's URL; by default the binding's `soap:address`.
+        /// `LocalEnvironment.Destination.SOAP.Request.Transport.HTTP.WebServiceURL` overrides it.
+        url: Option<String>,
+        /// How long to wait for the whole response.
+        timeout_secs: u64 = "120",
+    }
+}
+
+pub static SOAP_REQUEST: NodeSpec = NodeSpec {
+    type_name: "SOAPRequest",
+    summary: "Calls an operation of a SOAP service described by a WSDL 1.1 in the project: the body (SOAP \
+              domain, or XMLNSC put into an envelope of the binding's version) is sent with the operation's \
+              SOAPAction, and the response continues in the SOAP domain. A fault response goes to `fault`; \
+              a transport failure or timeout raises.",
+    inputs: In::SPECS,
+    outputs: SoapRequestOutput::SPECS,
+    dynamic_outputs: false,
+    dynamic_inputs: false,
+    examples: &[NodeExample {
+        title: "A service that refuses the connection makes it raise",
+        properties: "wsdl_file: services/echo.wsdl, operation: echo, url: 'http://127.0.0.1:1/echo', timeout_secs: 2",
+        esql: "",
+        input: ExampleInput::xml("<echo><text>hi</text></echo>"),
+        raising_downstream: &[],
+        outcome: ExampleOutcome::Raises("the request to http://127.0.0.1:1/echo failed"),
+        runs: Runs::Yes,
+    }],
+    builder: NodeBuilder::of::<SoapRequestProps>(),
+};
+
+impl BuildNode for SoapRequestProps {
+    fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let wsdl = Wsdl::load(b.project_dir, &self.wsdl_file)
+            .map_err(|e| ConfigError::property("wsdl_file", e.to_string()))?;
+        let binding = choose_binding(&wsdl, self.binding.as_deref())?;
+        let op = wsdl
+            .operations_of(Some(&binding))
+            .find(|o| o.name == self.operation)
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<&str> = wsdl
+                    .operations_of(Some(&binding))
+                    .map(|o| o.name.as_str())
+                    .collect();
+                ConfigError::property(
+                    "operation",
+                    format!("binding `{binding}` has no operation `{}`", self.operation),
+                )
+                .with_hint(format!("its operations: {}", names.join(", ")))
+            })?;
+        let url = match self.url {
+            Some(u) => u,
+            None => wsdl
+                .ports
+                .iter()
+                .find(|p| p.binding == binding)
+                .map(|p| p.address.clone())
+                .ok_or_else(|| {
+                    ConfigError::property(
+                        "url",
+                        format!("{} gives no address for binding `{binding}`", wsdl.file),
+                    )
+                })?,
+        };
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ConfigError::property(
+                "url",
+                format!("`{url}` is not an http:// or https:// URL"),
+            ));
+        }
+        if self.timeout_secs == 0 {
+            return Err(ConfigError::property("timeout_secs", "must be at least 1"));
+        }
+        Ok(NodeImpl::Process(Arc::new(SoapRequest {
+            op,
+            url,
+            timeout: Duration::from_secs(self.timeout_secs),
+            runtime: b.services.runtime.clone(),
+            client: std::sync::OnceLock::new(),
+        })))
+    }
+}
+
+struct SoapRequest {
+    op: Operation,
+    url: String,
+    timeout: Duration,
+    runtime: Option<tokio::runtime::Handle>,
+    client: std::sync::OnceLock<Result<SoapClient, String>>,
+}
+
+fn url_override(msg: &mut Message) -> Result<Option<String>, NodeError> {
+    let le = &mut msg.local_environment;
+    let r = le.root();
+    Ok(le
+        .path(
+            r,
+            &[
+                "Destination",
+                "SOAP",
+                "Request",
+                "Transport",
+                "HTTP",
+                "WebServiceURL",
+            ],
+        )?
+        .and_then(|u| le.value_bytes(u))
+        .map(|b| String::from_utf8_lossy(b).into_owned()))
+}
+
+fn call_error(e: CallError) -> NodeError {
+    match e {
+        CallError::Timeout { .. } => {
+            NodeError::new(ExceptionKind::SocketTimeout, 3162, e.to_string())
+        }
+        _ => NodeError::new(ExceptionKind::Socket, 3152, e.to_string()),
+    }
+}
+
+impl SoapRequest {
+    fn client(&self) -> Result<SoapClient, NodeError> {
+        self.client
+            .get_or_init(|| new_client().map_err(|e| e.to_string()))
+            .clone()
+            .map_err(NodeError::recoverable)
+    }
+}
+
+impl Node for SoapRequest {
+    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
+        let url = url_override(msg)?.unwrap_or_else(|| self.url.clone());
+        let version = self.op.version;
+        let soap_id = body_as_soap(msg, version)?;
+        let mut out = Vec::new();
+        soap::serialize_to(&mut msg.root, soap_id, &mut out)?;
+        let ct = match version {
+            SoapVersion::V11 => version.content_type().to_string(),
+            SoapVersion::V12 => format!(
+                "{}; action=\"{}\"",
+                version.content_type(),
+                self.op.soap_action
+            ),
+        };
+        let mut headers = vec![("Content-Type".to_string(), ct)];
+        if version == SoapVersion::V11 {
+            headers.push((
+                "SOAPAction".to_string(),
+                format!("\"{}\"", self.op.soap_action),
+            ));
+        }
+        let runtime = self.runtime.clone().ok_or_else(|| {
+            NodeError::recoverable(
+                "no runtime to call the service on (this is a bug, please report it)",
+            )
+        })?;
+        let client = self.client()?;
+        let answer = runtime
+            .block_on(post(
+                &client,
+                &url,
+                &headers,
+                Bytes::from(out),
+                self.timeout,
+            ))
+            .map_err(call_error)?;
+        if answer.body.is_empty() {
+            if answer.status < 300 {
+                // A one-way operation's acknowledgement: the flow goes on with what it sent.
+                return ctx.propagate(SoapRequestOutput::Out, msg);
+            }
+            return Err(NodeError::new(
+                ExceptionKind::Socket,
+                3151,
+                format!(
+                    "{url} answered with status {} and no envelope",
+                    answer.status
+                ),
+            ));
+        }
+        let mut response = Message::new();
+        let r = response.root.root();
+        if let Some(p) = msg.root.first_child(msg.root.root())? {
+            msg.root.expand_all(p)?;
+            if let Some(old) = response.root.first_child(r)? {
+                response.root.delete(old)?;
+            }
+            response
+                .root
+                .copy_from(&msg.root, p, r, Position::FirstChild)?;
+        }
+        let id = soap::attach(&mut response.root, r, answer.body, SoapParser::shared());
+        response.root.expand_all(id).map_err(|e| {
+            NodeError::new(
+                ExceptionKind::Parser,
+                3160,
+                format!(
+                    "{url} answered with status {} and no SOAP envelope: {e}",
+                    answer.status
+                ),
+            )
+        })?;
+        response.local_environment = msg.local_environment.clone();
+        response.exception_list = msg.exception_list.clone();
+        if let Some(f) = fault::read(&mut response.root, id)? {
+            if !ctx.is_wired(SoapRequestOutput::Fault) {
+                return Err(NodeError::new(
+                    ExceptionKind::Socket,
+                    3151,
+                    format!("{url} answered with a SOAP fault: {} {}", f.code, f.reason),
+                ));
+            }
+            return ctx.propagate(SoapRequestOutput::Fault, &mut response);
+        }
+        ctx.propagate(SoapRequestOutput::Out, &mut response)
+    }
+}
