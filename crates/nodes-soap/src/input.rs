@@ -75,6 +75,8 @@ struct SoapInput {
     version: SoapVersion,
     operations: Vec<Operation>,
     use_wsa: bool,
+    /// Numbers the requests of this node, for `ReplyIdentifier`.
+    next_id: std::sync::atomic::AtomicU64,
 }
 
 impl BuildNode for SoapInputProps {
@@ -114,6 +116,7 @@ fn build_soap_input(c: SoapInputProps, b: &BuildContext) -> Result<NodeImpl, Con
         version,
         operations,
         use_wsa: c.use_wsa,
+        next_id: std::sync::atomic::AtomicU64::new(1),
     })))
 }
 
@@ -433,6 +436,18 @@ fn reply_action(op: &Operation) -> String {
 fn http_header_tree(root: &mut Tree, req: &HttpRequest) -> Result<(), NodeError> {
     let r = root.root();
     if let Some(p) = root.first_child(r)? {
+        root.create_last_child(
+            p,
+            field_type::NAME_VALUE,
+            Text::from_static("Encoding"),
+            Value::Integer(546),
+        )?;
+        root.create_last_child(
+            p,
+            field_type::NAME_VALUE,
+            Text::from_static("CodedCharSetId"),
+            Value::Integer(1208),
+        )?;
         let ct = header(req, "content-type").map(|v| root.alloc_text(v));
         if let Some(t) = ct {
             root.create_last_child(
@@ -526,11 +541,12 @@ impl InputNode for SoapInput {
     }
 
     fn run_instance(&self, runner: &mut dyn InstanceRunner) {
-        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         loop {
             match self.queue.pop(Duration::from_millis(100)) {
                 Some(req) => {
-                    let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let id = self
+                        .next_id
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     self.handle(runner, req, id);
                 }
                 None if runner.stop().is_stopped() => return,
