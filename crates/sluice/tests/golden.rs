@@ -232,14 +232,14 @@ fn run_case(case: &Path, project: &Path) -> Result<BTreeMap<String, String>, Str
     let flow = harness.build(&def, project, &services).map_err(render)?;
     let path = flow
         .node_info()
-        .find(|n| n.type_name == "HTTPInput")
+        .find(|n| n.type_name == "HTTPInput" || n.type_name == "SOAPInput")
         .and_then(|n| match n.properties.value("path") {
             Some(sluice_node_api::PropValue::String(p)) => {
                 Some(p.trim_end_matches('*').to_string())
             }
             _ => None,
         })
-        .ok_or("golden flows start at an HTTPInput node")?;
+        .ok_or("golden flows start at an HTTPInput or SOAPInput node")?;
     let extra_headers = headers(case)?;
     let before = {
         let mut m = BTreeMap::new();

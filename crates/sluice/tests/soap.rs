@@ -1,0 +1,283 @@
+//! The SOAP samples over real sockets against the real binary: the echo service (dispatch,
+//! `?wsdl`, faults), WS-Addressing (synchronous and to a ReplyTo address), the consumer sample
+//! calling the echo service, and Python's zeep as a client generated from our `?wsdl`.
+
+mod common;
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::{Response, Server, read_response, samples_dir};
+
+const ECHO_NS: &str = "http://sluice.example/samples/echo";
+const ECHO_ACTION: &str = "\"http://sluice.example/samples/echo/echo\"";
+
+fn server() -> &'static Server {
+    static S: OnceLock<Server> = OnceLock::new();
+    S.get_or_init(|| {
+        let s = Server::start(&samples_dir());
+        common::stop_at_exit(&s);
+        s
+    })
+}
+
+fn envelope(header: &str, text: &str) -> String {
+    format!(
+        concat!(
+            r#"<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:e="{ns}">"#,
+            "<soapenv:Header>{header}</soapenv:Header>",
+            "<soapenv:Body><e:echo><e:text>{text}</e:text></e:echo></soapenv:Body></soapenv:Envelope>"
+        ),
+        ns = ECHO_NS,
+        header = header,
+        text = text
+    )
+}
+
+/// A request with the Host header naming the server's real address.
+fn call(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+    let port = server().http_port;
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    std::io::Write::write_all(&mut s, head.as_bytes()).expect("write head");
+    std::io::Write::write_all(&mut s, body).expect("write body");
+    read_response(&mut s)
+}
+
+fn soap11(path: &str, action: &str, body: &str) -> Response {
+    call(
+        "POST",
+        path,
+        &[
+            ("Content-Type", "text/xml; charset=utf-8"),
+            ("SOAPAction", action),
+        ],
+        body.as_bytes(),
+    )
+}
+
+#[test]
+fn soap_echo_returns_the_request_envelope_when_dispatched_by_soapaction() {
+    let req = envelope("", "hello");
+    let r = soap11("/samples/soap-echo", ECHO_ACTION, &req);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.text(), req);
+    assert!(
+        r.header("Content-Type")
+            .is_some_and(|c| c.starts_with("text/xml"))
+    );
+}
+
+#[test]
+fn soap_echo_dispatches_by_body_element_when_soapaction_is_empty() {
+    let req = envelope("", "by element");
+    let r = soap11("/samples/soap-echo", "\"\"", &req);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("by element"));
+}
+
+#[test]
+fn soap_echo_serves_its_wsdl_with_the_endpoint_address() {
+    let r = call("GET", "/samples/soap-echo?wsdl", &[], b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let port = server().http_port;
+    let want = format!(r#"location="http://127.0.0.1:{port}/samples/soap-echo""#);
+    assert!(r.text().contains(&want), "{}", r.text());
+    assert!(r.text().contains("wsdl:definitions"));
+}
+
+#[test]
+fn soap_echo_answers_malformed_xml_with_a_client_fault() {
+    let r = soap11(
+        "/samples/soap-echo",
+        ECHO_ACTION,
+        r#"<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><oops></soapenv:Body>"#,
+    );
+    assert_eq!(r.status, 500);
+    let t = r.text();
+    assert!(t.contains("<faultcode>soapenv:Client</faultcode>"), "{t}");
+    assert!(t.contains("offset"), "{t}");
+}
+
+#[test]
+fn soap_echo_answers_an_unknown_operation_with_a_client_fault() {
+    let body = r#"<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><nothing/></s:Body></s:Envelope>"#;
+    let r = soap11("/samples/soap-echo", "\"urn:none\"", body);
+    assert_eq!(r.status, 500);
+    assert!(r.text().contains("no operation"), "{}", r.text());
+}
+
+#[test]
+fn soap_echo_answers_a_12_envelope_with_version_mismatch() {
+    let body = r#"<e:Envelope xmlns:e="http://www.w3.org/2003/05/soap-envelope"><e:Body><x:echo xmlns:x="http://sluice.example/samples/echo"/></e:Body></e:Envelope>"#;
+    let r = call(
+        "POST",
+        "/samples/soap-echo",
+        &[("Content-Type", "application/soap+xml; charset=utf-8")],
+        body.as_bytes(),
+    );
+    assert_eq!(r.status, 500, "{}", r.text());
+    assert!(r.text().contains("VersionMismatch"), "{}", r.text());
+}
+
+const WSA: &str = "http://www.w3.org/2005/08/addressing";
+
+/// The seeds' SaleRequest, as `/samples/soap-wsa` (services/sale.wsdl) takes it.
+fn sale(header: &str, text: &str) -> String {
+    format!(
+        concat!(
+            r#"<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:tns="http://WssSale.miwssoap.broker.mqst.ibm.com">"#,
+            "<soapenv:Header>{header}</soapenv:Header>",
+            "<soapenv:Body><tns:SaleRequest><SaleEnvelope><Last>{text}</Last></SaleEnvelope></tns:SaleRequest>",
+            "</soapenv:Body></soapenv:Envelope>"
+        ),
+        header = header,
+        text = text
+    )
+}
+
+fn wsa_header(message_id: &str, reply_to: &str) -> String {
+    format!(
+        concat!(
+            r#"<wsa:MessageID xmlns:wsa="{wsa}">{id}</wsa:MessageID>"#,
+            r#"<wsa:Action xmlns:wsa="{wsa}">SummerSale</wsa:Action>"#,
+            r#"<wsa:ReplyTo xmlns:wsa="{wsa}"><wsa:Address>{to}</wsa:Address></wsa:ReplyTo>"#
+        ),
+        wsa = WSA,
+        id = message_id,
+        to = reply_to
+    )
+}
+
+#[test]
+fn soap_wsa_reply_relates_to_the_request_when_reply_to_is_anonymous() {
+    let req = sale(
+        &wsa_header(
+            "urn:uuid:req-1",
+            "http://www.w3.org/2005/08/addressing/anonymous",
+        ),
+        "wsa",
+    );
+    let r = soap11("/samples/soap-wsa", "\"SummerSale\"", &req);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = r.text();
+    assert!(t.contains(">urn:uuid:req-1</wsa:RelatesTo>"), "{t}");
+    assert!(t.contains("<wsa:MessageID>urn:uuid:"), "{t}");
+    assert!(t.contains(">SummerSaleResponse</wsa:Action>"), "{t}");
+    assert!(t.contains("<Last>wsa</Last>"), "{t}");
+}
+
+#[test]
+fn soap_wsa_sends_the_reply_to_a_reply_to_address_and_accepts_the_request() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let to = format!("http://127.0.0.1:{port}/replies");
+    let req = sale(&wsa_header("urn:uuid:req-async", &to), "later");
+    let r = soap11("/samples/soap-wsa", "\"SummerSale\"", &req);
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert!(r.body.is_empty());
+    listener.set_nonblocking(false).expect("blocking");
+    let (mut s, _) = listener.accept().expect("the reply arrives");
+    s.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    while !String::from_utf8_lossy(&got).contains("</soapenv:Envelope>") {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    let _ = std::io::Write::write_all(
+        &mut s,
+        b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n",
+    );
+    let t = String::from_utf8_lossy(&got);
+    assert!(t.starts_with("POST /replies"), "{t}");
+    assert!(t.contains(">urn:uuid:req-async</wsa:RelatesTo>"), "{t}");
+    assert!(t.contains(&format!(">{to}</wsa:To>")), "{t}");
+    assert!(t.contains("later"), "{t}");
+}
+
+#[test]
+fn soap_consumer_calls_the_echo_service_and_returns_its_payload() {
+    let body = format!(r#"<echo xmlns="{ECHO_NS}"><text>via consumer</text></echo>"#);
+    let r = call(
+        "POST",
+        "/samples/soap-consumer",
+        &[("Content-Type", "text/xml")],
+        body.as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = r.text();
+    assert!(t.contains("via consumer") && t.contains("echo"), "{t}");
+    assert!(!t.contains("Envelope"), "{t}");
+}
+
+/// Python's zeep, from `SLUICE_ZEEP_PYTHON` or the venv `.ci/run` makes in `target/zeep-venv`.
+fn zeep_python() -> Option<std::path::PathBuf> {
+    let venv = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/zeep-venv/bin/python3"
+    );
+    let from_env = std::env::var("SLUICE_ZEEP_PYTHON").unwrap_or_default();
+    let mut candidates = vec![venv];
+    if !from_env.is_empty() {
+        candidates.insert(0, from_env.as_str());
+    }
+    let python = sluice_flow_testing::require_tool("Python with zeep (SOAP client)", &candidates)?;
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import zeep"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok || std::env::var("CI").as_deref() != Ok("true"),
+        "{} cannot import zeep",
+        python.display()
+    );
+    if !ok {
+        eprintln!("skipped: {} cannot import zeep", python.display());
+        return None;
+    }
+    Some(python)
+}
+
+const ZEEP_CLIENT: &str = r#"
+import sys
+import zeep
+client = zeep.Client(sys.argv[1])
+print(client.service.echo(text=sys.argv[2]))
+"#;
+
+#[test]
+fn zeep_client_from_our_wsdl_calls_soap_echo() {
+    let Some(python) = zeep_python() else {
+        return;
+    };
+    let url = format!(
+        "http://127.0.0.1:{}/samples/soap-echo?wsdl",
+        server().http_port
+    );
+    let out = std::process::Command::new(python)
+        .args(["-c", ZEEP_CLIENT, &url, "hello from zeep"])
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.trim(), "hello from zeep");
+}
