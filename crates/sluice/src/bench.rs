@@ -77,7 +77,10 @@ fn flow_for(server: &ServerEndpoints, case: &Case) -> Result<String, BenchError>
                     serde_json::Value::Number(num) => num.to_string() == want,
                     _ => v == want.as_str(),
                 };
-                n["type"] == kind && same
+                // SOAPInput serves its path on the same HTTP listener as HTTPInput.
+                let is_kind =
+                    n["type"] == kind || (kind == "HTTPInput" && n["type"] == "SOAPInput");
+                is_kind && same
             })
         })
         .and_then(|f| f["name"].as_str().map(str::to_string))
