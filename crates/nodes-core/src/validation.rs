@@ -153,7 +153,7 @@ impl OutputValidationProps {
 pub fn serialize_validated(
     msg: &mut Message,
     validator: Option<&Validator>,
-) -> Result<(Bytes, &'static str), TreeError> {
+) -> Result<(Bytes, std::borrow::Cow<'static, str>), TreeError> {
     let (bytes, content_type) = serialize_body(msg)?;
     if let Some(v) = validator
         && content_type.starts_with("text/xml")

@@ -11,7 +11,7 @@ use sluice_node_api::{
     Terminals, properties,
 };
 use sluice_nodes_core::domains::{
-    BodyParsing, BodyParsingProps, MessageModelProps, serialize_body,
+    BodyParsing, BodyParsingProps, MessageModelProps, serialize_body_for_http,
 };
 use sluice_nodes_core::terminals::In;
 use sluice_openapi::{Location, Operation, Segment};
@@ -240,13 +240,13 @@ impl Node for RestRequest {
                 self.method,
                 hyper::Method::POST | hyper::Method::PUT | hyper::Method::PATCH
             ) {
-            serialize_body(msg)?
+            serialize_body_for_http(msg)?
         } else {
-            (Bytes::new(), "application/json")
+            (Bytes::new(), "application/json".into())
         };
         let answer = self
             .caller
-            .call(&self.method, &url, headers, body, content_type)?;
+            .call(&self.method, &url, headers, body, &content_type)?;
         let status = answer.status;
         let mut out = response_message(&self.parsing, msg, answer)?;
         if status >= 400 {

@@ -225,11 +225,11 @@ fn soap_consumer_calls_the_echo_service_and_returns_its_payload() {
     assert!(!t.contains("Envelope"), "{t}");
 }
 
-/// Python's zeep, from `SLUICE_ZEEP_PYTHON` or the venv `.ci/run` makes in `target/zeep-venv`.
+/// Python's zeep, from `SLUICE_ZEEP_PYTHON` or the venv `.ci/run` makes in `target/py-tools`.
 fn zeep_python() -> Option<std::path::PathBuf> {
     let venv = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../target/zeep-venv/bin/python3"
+        "/../../target/py-tools/bin/python3"
     );
     let from_env = std::env::var("SLUICE_ZEEP_PYTHON").unwrap_or_default();
     let mut candidates = vec![venv];
