@@ -22,7 +22,9 @@ pub use config::{
 pub use example::{ExampleInput, ExampleOutcome, NodeExample, Runs};
 pub use exception::{Exception, ExceptionKind, NodeError};
 pub use invocation::{Ctx, FlowRuntime, InputNode, InstanceRunner, Invocation, Node, StopSignal};
-pub use services::{BrokerDef, BrokerTls, DatasourceDef, MqttBroker, Services};
+pub use services::{
+    BrokerDef, BrokerTls, DatasourceDef, KafkaBroker, KafkaSasl, MqttBroker, Services,
+};
 pub use sluice_tree::{Message, NodeId, Tree, TreeError};
 pub use spec::{
     BuildContext, BuildNode, NodeBuilder, NodeImpl, NodeSpec, Terminal, TerminalSpec, Terminals,

@@ -48,20 +48,72 @@ pub enum DatasourceDef {
     },
 }
 
-/// Where a named broker is and how to reach it. One variant per protocol: Kafka bootstrap
-/// servers and AMQP endpoints take their place beside MQTT when their nodes exist.
+/// Where a named broker is and how to reach it. One variant per protocol: AMQP endpoints take
+/// their place beside MQTT and Kafka when their nodes exist.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BrokerDef {
     /// An MQTT server (3.1.1 or 5; the node chooses the protocol level).
     Mqtt(MqttBroker),
+    /// A Kafka cluster, reached through its bootstrap servers.
+    Kafka(KafkaBroker),
 }
 
 impl BrokerDef {
-    /// The protocol's name, as sluice.yaml spells its key (`mqtt`).
+    /// The protocol's name, as sluice.yaml spells its key (`mqtt`, `kafka`).
     pub fn protocol(&self) -> &'static str {
         match self {
             BrokerDef::Mqtt(_) => "mqtt",
+            BrokerDef::Kafka(_) => "kafka",
         }
+    }
+}
+
+/// A Kafka cluster as sluice.yaml describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KafkaBroker {
+    /// The bootstrap servers as written: `host:port`, comma-separated.
+    pub bootstrap_servers: String,
+    /// The client id nodes use unless they set their own; None lets the node derive one from
+    /// the flow and node names.
+    pub client_id: Option<String>,
+    /// The SASL user; None connects without SASL.
+    pub username: Option<String>,
+    /// The environment variable that holds the SASL password, read when a node connects.
+    pub password_env: Option<String>,
+    /// The SASL mechanism, when `username` is set.
+    pub sasl_mechanism: KafkaSasl,
+    /// TLS, when a `tls:` map is given (an empty one trusts the system's authorities).
+    pub tls: Option<BrokerTls>,
+}
+
+/// The SASL mechanisms Kafka nodes offer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KafkaSasl {
+    #[default]
+    Plain,
+    ScramSha256,
+    ScramSha512,
+}
+
+impl KafkaSasl {
+    /// The mechanism's name as Kafka (and sluice.yaml) spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            KafkaSasl::Plain => "PLAIN",
+            KafkaSasl::ScramSha256 => "SCRAM-SHA-256",
+            KafkaSasl::ScramSha512 => "SCRAM-SHA-512",
+        }
+    }
+
+    /// The mechanism named `s` (case-insensitive), if Kafka nodes offer it.
+    pub fn from_name(s: &str) -> Option<KafkaSasl> {
+        [
+            KafkaSasl::Plain,
+            KafkaSasl::ScramSha256,
+            KafkaSasl::ScramSha512,
+        ]
+        .into_iter()
+        .find(|m| m.name().eq_ignore_ascii_case(s))
     }
 }
 
@@ -84,7 +136,9 @@ pub struct MqttBroker {
     pub keep_alive_secs: u16,
 }
 
-/// TLS towards a broker; paths already resolved against the project folder.
+/// TLS towards a broker; paths already resolved against the project folder. MQTT uses rustls,
+/// Kafka librdkafka's OpenSSL: with no `ca_file` the first trusts the public web roots, the
+/// second the system's authorities.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BrokerTls {
     /// PEM certificates of the authorities to trust; the public web roots when None.

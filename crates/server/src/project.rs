@@ -45,6 +45,13 @@ impl Project {
     pub fn brokers(&self) -> std::collections::BTreeMap<String, sluice_node_api::BrokerDef> {
         use sluice_node_api::BrokerDef;
         let at = |p: &Option<PathBuf>| p.as_ref().map(|p| self.dir.join(p));
+        let resolve = |tls: &mut Option<sluice_node_api::BrokerTls>| {
+            if let Some(t) = tls {
+                t.ca_file = at(&t.ca_file);
+                t.cert_file = at(&t.cert_file);
+                t.key_file = at(&t.key_file);
+            }
+        };
         self.settings
             .brokers
             .iter()
@@ -52,12 +59,13 @@ impl Project {
                 let def = match def {
                     BrokerDef::Mqtt(b) => {
                         let mut b = b.clone();
-                        if let Some(t) = &mut b.tls {
-                            t.ca_file = at(&t.ca_file);
-                            t.cert_file = at(&t.cert_file);
-                            t.key_file = at(&t.key_file);
-                        }
+                        resolve(&mut b.tls);
                         BrokerDef::Mqtt(b)
+                    }
+                    BrokerDef::Kafka(b) => {
+                        let mut b = b.clone();
+                        resolve(&mut b.tls);
+                        BrokerDef::Kafka(b)
                     }
                 };
                 (name.clone(), def)

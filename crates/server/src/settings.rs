@@ -647,8 +647,8 @@ fn read_queues(r: &mut Reader, v: &Yaml, out: &mut Vec<sluice_qm::QueueDef>) {
     }
 }
 
-/// A broker entry's keys: one protocol key (`mqtt`; `kafka` and `amqp` are reserved for their
-/// nodes) and its connection settings.
+/// A broker entry's keys: one protocol key (`mqtt`, `kafka`; `amqp` is reserved for its nodes)
+/// and its connection settings.
 const BROKER_KEYS: &[&str] = &[
     "mqtt",
     "kafka",
@@ -656,12 +656,14 @@ const BROKER_KEYS: &[&str] = &[
     "client_id",
     "username",
     "password_env",
+    "sasl_mechanism",
     "keep_alive_secs",
     "tls",
 ];
 const BROKER_TLS_KEYS: &[&str] = &["ca_file", "cert_file", "key_file"];
 
-/// `brokers: { NAME: { mqtt: URL, client_id, username, password_env, keep_alive_secs, tls } }`.
+/// `brokers: { NAME: { mqtt: URL | kafka: SERVERS, client_id, username, password_env,
+/// sasl_mechanism, keep_alive_secs, tls } }`.
 fn read_brokers(
     r: &mut Reader,
     v: &Yaml,
@@ -683,32 +685,44 @@ fn read_brokers(
     }
 }
 
+/// The keys of a broker entry, whichever its protocol.
+struct BrokerEntry<'y> {
+    /// The protocol key, its value as text, and where it is.
+    protocol: Option<(&'static str, String, &'y Yaml)>,
+    client_id: Option<String>,
+    username: Option<String>,
+    password_env: Option<String>,
+    sasl_mechanism: Option<(String, &'y Yaml)>,
+    keep_alive_secs: Option<(u16, &'y Yaml)>,
+    tls: Option<sluice_node_api::BrokerTls>,
+}
+
 fn read_broker(r: &mut Reader, name: &str, def: &Yaml) -> Option<sluice_node_api::BrokerDef> {
-    let mut url = None;
-    let mut b = sluice_node_api::MqttBroker {
-        url: String::new(),
-        host: String::new(),
-        port: 0,
+    let before = r.problems.len();
+    let mut e = BrokerEntry {
+        protocol: None,
         client_id: None,
         username: None,
         password_env: None,
+        sasl_mechanism: None,
+        keep_alive_secs: None,
         tls: None,
-        keep_alive_secs: 30,
     };
-    let before = r.problems.len();
     for (k, val) in r.entries(def, "broker", BROKER_KEYS) {
         match k {
-            "mqtt" => url = Some((r.text(val), val)),
-            "kafka" | "amqp" => r.err(
+            "mqtt" => e.protocol = Some(("mqtt", r.text(val), val)),
+            "kafka" => e.protocol = Some(("kafka", r.text(val), val)),
+            "amqp" => r.err(
                 val,
                 format!("`{k}` brokers are not supported yet"),
                 Some("docs/brokers.md says what is there".into()),
             ),
-            "client_id" => b.client_id = Some(r.text(val)),
-            "username" => b.username = Some(r.text(val)),
-            "password_env" => b.password_env = Some(r.text(val)),
+            "client_id" => e.client_id = Some(r.text(val)),
+            "username" => e.username = Some(r.text(val)),
+            "password_env" => e.password_env = Some(r.text(val)),
+            "sasl_mechanism" => e.sasl_mechanism = Some((r.text(val), val)),
             "keep_alive_secs" => {
-                b.keep_alive_secs = u16::try_from(r.positive(val)).unwrap_or(u16::MAX)
+                e.keep_alive_secs = Some((u16::try_from(r.positive(val)).unwrap_or(u16::MAX), val))
             }
             _ => {
                 let mut tls = sluice_node_api::BrokerTls::default();
@@ -727,28 +741,62 @@ fn read_broker(r: &mut Reader, name: &str, def: &Yaml) -> Option<sluice_node_api
                         None,
                     );
                 }
-                b.tls = Some(tls);
+                e.tls = Some(tls);
             }
         }
     }
-    let Some((text, at)) = url else {
+    let Some((protocol, text, at)) = e.protocol.take() else {
         if r.problems.len() == before {
             r.err(
                 def,
                 format!("broker `{name}` needs a protocol key"),
-                Some("for example `mqtt: \"tcp://127.0.0.1:1883\"`".into()),
+                Some(
+                    "for example `mqtt: \"tcp://127.0.0.1:1883\"` or `kafka: \"127.0.0.1:9092\"`"
+                        .into(),
+                ),
             );
         }
         return None;
     };
+    let b = if protocol == "kafka" {
+        kafka_broker(r, e, text, at)
+    } else {
+        mqtt_broker(r, e, text, at)
+    };
+    b.filter(|_| r.problems.len() == before)
+}
+
+fn mqtt_broker(
+    r: &mut Reader,
+    e: BrokerEntry,
+    text: String,
+    at: &Yaml,
+) -> Option<sluice_node_api::BrokerDef> {
+    if let Some((_, v)) = &e.sasl_mechanism {
+        r.err(
+            v,
+            "`sasl_mechanism` belongs to `kafka` brokers",
+            Some("MQTT sends `username` and the password in its CONNECT".into()),
+        );
+    }
     match parse_mqtt_url(&text) {
         Ok((tls, host, port)) => {
-            if tls && b.tls.is_none() {
-                b.tls = Some(sluice_node_api::BrokerTls::default());
-            }
-            b.url = text;
-            b.host = host;
-            b.port = port;
+            let tls = match e.tls {
+                None if tls => Some(sluice_node_api::BrokerTls::default()),
+                t => t,
+            };
+            Some(sluice_node_api::BrokerDef::Mqtt(
+                sluice_node_api::MqttBroker {
+                    url: text,
+                    host,
+                    port,
+                    client_id: e.client_id,
+                    username: e.username,
+                    password_env: e.password_env,
+                    tls,
+                    keep_alive_secs: e.keep_alive_secs.map_or(30, |(s, _)| s),
+                },
+            ))
         }
         Err(why) => {
             r.err(
@@ -756,10 +804,82 @@ fn read_broker(r: &mut Reader, name: &str, def: &Yaml) -> Option<sluice_node_api
                 format!("`{text}` is not an MQTT URL: {why}"),
                 Some("write `tcp://HOST:PORT`, or `ssl://HOST:PORT` for TLS".into()),
             );
-            return None;
+            None
         }
     }
-    (r.problems.len() == before).then_some(sluice_node_api::BrokerDef::Mqtt(b))
+}
+
+fn kafka_broker(
+    r: &mut Reader,
+    e: BrokerEntry,
+    text: String,
+    at: &Yaml,
+) -> Option<sluice_node_api::BrokerDef> {
+    use sluice_node_api::KafkaSasl;
+    if let Some((_, v)) = &e.keep_alive_secs {
+        r.err(v, "`keep_alive_secs` belongs to `mqtt` brokers", None);
+    }
+    let sasl_mechanism = match &e.sasl_mechanism {
+        None => KafkaSasl::Plain,
+        Some((m, v)) => match KafkaSasl::from_name(m) {
+            Some(m) if e.username.is_some() => m,
+            Some(_) => {
+                r.err(v, "`sasl_mechanism` needs a `username`", None);
+                return None;
+            }
+            None => {
+                r.err(
+                    v,
+                    format!("`{m}` is not a SASL mechanism Kafka nodes offer"),
+                    Some("write PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512".into()),
+                );
+                return None;
+            }
+        },
+    };
+    if e.password_env.is_some() && e.username.is_none() {
+        r.err(at, "`password_env` needs a `username` (SASL)", None);
+        return None;
+    }
+    if let Err(why) = check_bootstrap(&text) {
+        r.err(
+            at,
+            format!("`{text}` is not a list of bootstrap servers: {why}"),
+            Some("write `HOST:PORT`, several separated by commas".into()),
+        );
+        return None;
+    }
+    Some(sluice_node_api::BrokerDef::Kafka(
+        sluice_node_api::KafkaBroker {
+            bootstrap_servers: text,
+            client_id: e.client_id,
+            username: e.username,
+            password_env: e.password_env,
+            sasl_mechanism,
+            tls: e.tls,
+        },
+    ))
+}
+
+/// Kafka's bootstrap list: `host:port`, comma-separated, each with a host and a port.
+fn check_bootstrap(servers: &str) -> Result<(), String> {
+    for s in servers.split(',').map(str::trim) {
+        let Some((host, port)) = s.rsplit_once(':') else {
+            return Err(format!("`{s}` has no port"));
+        };
+        if host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .is_empty()
+            || host.contains('/')
+        {
+            return Err(format!("`{s}` has no host"));
+        }
+        if port.parse::<u16>().map_or(true, |p| p == 0) {
+            return Err(format!("`{port}` is not a port"));
+        }
+    }
+    Ok(())
 }
 
 /// `tcp://host:port` (also `mqtt://`) or `ssl://host:port` (also `mqtts://`, `tls://`): whether
@@ -852,7 +972,7 @@ mod tests {
         assert_eq!(b.port, 8883);
         assert!(b.tls.is_some());
         let p = problems(
-            "brokers:\n  a: { mqtt: \"http://x:1\" }\n  b: { kafka: \"x:9092\" }\n  c: { client_id: x }\n",
+            "brokers:\n  a: { mqtt: \"http://x:1\" }\n  b: { amqp: \"x:5672\" }\n  c: { client_id: x }\n",
         );
         assert!(
             p.len() == 3
@@ -860,6 +980,40 @@ mod tests {
                 && p[1].contains("sluice.yaml:3:")
                 && p[1].contains("not supported yet")
                 && p[2].contains("sluice.yaml:4:"),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn brokers_parse_kafka_entries_and_fail_with_their_line_when_wrong() {
+        use sluice_node_api::{BrokerDef, KafkaSasl};
+        let s = super::parse(
+            "sluice.yaml",
+            "brokers:\n  events: { kafka: \"k1:9092,k2:9093\", client_id: app }\n  cloud:\n    kafka: \"cloud.example:9094\"\n    username: app\n    password_env: KAFKA_PW\n    sasl_mechanism: scram-sha-512\n    tls: {}\n",
+        )
+        .expect("valid");
+        let Some(BrokerDef::Kafka(b)) = s.brokers.get("events") else {
+            panic!("{:?}", s.brokers);
+        };
+        assert_eq!(b.bootstrap_servers, "k1:9092,k2:9093");
+        assert_eq!(b.client_id.as_deref(), Some("app"));
+        assert!(b.tls.is_none() && b.username.is_none());
+        let Some(BrokerDef::Kafka(b)) = s.brokers.get("cloud") else {
+            panic!("{:?}", s.brokers);
+        };
+        assert_eq!(b.sasl_mechanism, KafkaSasl::ScramSha512);
+        assert_eq!(b.password_env.as_deref(), Some("KAFKA_PW"));
+        assert!(b.tls.is_some());
+        let p = problems(
+            "brokers:\n  a: { kafka: \"nohost\" }\n  b: { kafka: \"x:1\", keep_alive_secs: 5 }\n  c: { kafka: \"x:1\", username: u, sasl_mechanism: GSSAPI }\n  d: { mqtt: \"tcp://x\", sasl_mechanism: PLAIN }\n",
+        );
+        assert!(
+            p.len() == 4
+                && p[0].contains("sluice.yaml:2:")
+                && p[1].contains("sluice.yaml:3:")
+                && p[2].contains("sluice.yaml:4:")
+                && p[2].contains("SASL")
+                && p[3].contains("sluice.yaml:5:"),
             "{p:?}"
         );
     }
