@@ -418,19 +418,32 @@ fn run_compliance(registry: &Registry, project: &Path) -> Vec<String> {
         http: Arc::new(sluice_node_api::http_listener::HttpRouter::new()),
         runtime: Some(runtime.handle().clone()),
         queues: Some(queue_manager()),
-        brokers: [(
-            "local".to_string(),
-            sluice_node_api::BrokerDef::Mqtt(sluice_node_api::MqttBroker {
-                url: "tcp://127.0.0.1:1".into(),
-                host: "127.0.0.1".into(),
-                port: 1,
-                client_id: None,
-                username: None,
-                password_env: None,
-                tls: None,
-                keep_alive_secs: 30,
-            }),
-        )]
+        brokers: [
+            (
+                "local".to_string(),
+                sluice_node_api::BrokerDef::Mqtt(sluice_node_api::MqttBroker {
+                    url: "tcp://127.0.0.1:1".into(),
+                    host: "127.0.0.1".into(),
+                    port: 1,
+                    client_id: None,
+                    username: None,
+                    password_env: None,
+                    tls: None,
+                    keep_alive_secs: 30,
+                }),
+            ),
+            (
+                "events".to_string(),
+                sluice_node_api::BrokerDef::Kafka(sluice_node_api::KafkaBroker {
+                    bootstrap_servers: "127.0.0.1:1".into(),
+                    client_id: None,
+                    username: None,
+                    password_env: None,
+                    sasl_mechanism: sluice_node_api::KafkaSasl::Plain,
+                    tls: None,
+                }),
+            ),
+        ]
         .into(),
         ..Services::none()
     };
