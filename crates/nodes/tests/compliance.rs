@@ -7,8 +7,9 @@
 //! The cases below give each type its minimal properties and a way to make it fail. A node type
 //! registered without a case is checked with its defaults, and fails here when it needs more —
 //! add a case for it. Queue nodes run against an in-memory queue manager; HTTPRequest calls a
-//! local port that refuses connections, and so do RESTRequest's API and MQTTPublish's broker;
-//! HTTPInput, RESTInput, MQInput and MQTTSubscribe are started and stopped in a flow.
+//! local port that refuses connections, and so do RESTRequest's API, MQTTPublish's broker and
+//! the Kafka nodes' cluster; HTTPInput, RESTInput, MQInput, MQTTSubscribe and KafkaConsumer are
+//! started and stopped in a flow.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -148,6 +149,24 @@ const CASES: &[ComplianceCase] = &[
         "MQTTPublish",
         "broker: local, topic: compliance, ack_timeout_secs: 2",
         fails_with("broker: local, topic: compliance, ack_timeout_secs: 2", XML),
+    ),
+    case(
+        "KafkaConsumer",
+        "broker: events, topics: [compliance], group_id: compliance",
+        Failing::Never("input node: started and stopped only"),
+    ),
+    case(
+        "KafkaProducer",
+        "broker: events, topic: compliance, delivery_timeout_ms: 2000",
+        fails_with(
+            "broker: events, topic: compliance, delivery_timeout_ms: 2000",
+            XML,
+        ),
+    ),
+    case(
+        "KafkaRead",
+        "broker: events, topic: compliance, timeout_ms: 2000",
+        fails_with("broker: events, topic: compliance, timeout_ms: 2000", XML),
     ),
     case(
         "FileInput",
