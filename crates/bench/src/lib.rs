@@ -17,6 +17,8 @@ pub mod figures;
 pub mod floor;
 pub mod http;
 pub mod http1;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod message;
 pub mod mqtt;
 pub mod procfs;

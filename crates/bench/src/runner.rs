@@ -357,6 +357,18 @@ fn factory_for(
             input,
             output,
         } => Ok(Box::new(MqttFactory::new(host, *port, input, output)?)),
+        #[cfg(feature = "kafka")]
+        TransportSpec::Kafka {
+            bootstrap,
+            input,
+            output,
+        } => Ok(Box::new(crate::kafka::KafkaFactory::new(
+            bootstrap, input, output,
+        )?)),
+        #[cfg(not(feature = "kafka"))]
+        TransportSpec::Kafka { .. } => Err(BenchError::Unsupported(
+            "the kafka transport needs the harness built with the `kafka` feature".into(),
+        )),
         TransportSpec::Qm { .. } => Err(BenchError::Unsupported(
             "the queue-manager transport was not supplied by the caller".into(),
         )),

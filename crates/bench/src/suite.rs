@@ -11,7 +11,8 @@
 //! tests:
 //!   - name: xml-echo
 //!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } }, { tcpip: { record_bytes: 2048 } },
-//!                                                      # { mqtt: { in: TOPIC, out: TOPIC } } or floor
+//!                                                      # { mqtt: { in: TOPIC, out: TOPIC } },
+//!                                                      # { kafka: { in: TOPIC, out: TOPIC } } or floor
 //!     format: xml           # xml | json | soap | fixed | delimited
 //!     sizes: [2kB, 20kB, 200kB]
 //!     persistence: [NONE]   # NONE | FULL
@@ -161,8 +162,26 @@ pub enum TransportSpec {
         #[serde(rename = "out")]
         output: String,
     },
+    /// Kafka through a cluster that is already running: each requester sends to `in` and takes
+    /// the next message on `out` (any reply), as a bridge flow (KafkaConsumer to
+    /// KafkaProducer) sends it on. Needs the harness built with the `kafka` feature.
+    Kafka {
+        /// The bootstrap servers, `HOST:PORT` separated by commas.
+        #[serde(default = "default_kafka_bootstrap")]
+        bootstrap: String,
+        /// The topic the flow consumes.
+        #[serde(rename = "in")]
+        input: String,
+        /// The topic the flow sends to.
+        #[serde(rename = "out")]
+        output: String,
+    },
     /// The floor echo server inside the harness (no Sluice server needed).
     Floor,
+}
+
+fn default_kafka_bootstrap() -> String {
+    "127.0.0.1:9092".into()
 }
 
 fn default_mqtt_host() -> String {
@@ -206,6 +225,11 @@ impl fmt::Display for TransportSpec {
                 input,
                 output,
             } => write!(f, "mqtt {host}:{port} {input}->{output} (any reply)"),
+            TransportSpec::Kafka {
+                bootstrap,
+                input,
+                output,
+            } => write!(f, "kafka {bootstrap} {input}->{output} (any reply)"),
             TransportSpec::Floor => f.write_str("floor"),
         }
     }
@@ -553,6 +577,23 @@ tests:
             Some("HTTP Nodes")
         );
         assert!(suite.needs_server());
+    }
+
+    #[test]
+    fn parse_reads_the_kafka_transport_with_the_cluster_defaulted_when_absent() {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/bench/kafka.yaml"),
+        )
+        .expect("samples/bench/kafka.yaml");
+        let suite = Suite::parse(&text, Path::new("kafka.yaml")).expect("valid suite");
+        assert_eq!(
+            suite.tests[0].transport,
+            TransportSpec::Kafka {
+                bootstrap: "127.0.0.1:9092".into(),
+                input: "sluice-bench-in".into(),
+                output: "sluice-bench-out".into(),
+            }
+        );
     }
 
     #[test]

@@ -59,6 +59,11 @@ fn flow_for(server: &ServerEndpoints, case: &Case) -> Result<String, BenchError>
                 "MQTT cases run the flow as deployed (leave out `instances`)".into(),
             ));
         }
+        TransportSpec::Kafka { .. } => {
+            return Err(BenchError::Unsupported(
+                "Kafka cases run the flow as deployed (leave out `instances`)".into(),
+            ));
+        }
         TransportSpec::Floor => {
             return Err(BenchError::Unsupported(
                 "the floor has no flow instances".into(),
