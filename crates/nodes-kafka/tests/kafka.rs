@@ -382,6 +382,17 @@ fn kill_9_of_a_consuming_server_loses_nothing() {
     }
     let _ = second.kill();
     let _ = second.wait();
+    // A killed server leaves its project folder (named after its process id) behind.
+    for pid in [first.id(), second.id()] {
+        if let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) {
+            let prefix = format!("sluice-kafka-flow-{pid}-");
+            for e in dir.flatten() {
+                if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
     let all = seen.lock().map(|s| s.clone()).unwrap_or_default();
     let set: std::collections::HashSet<&String> = all.iter().collect();
     let lost: Vec<&String> = bodies
