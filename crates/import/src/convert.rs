@@ -407,8 +407,21 @@ fn node_lines(
     if t.props.iter().any(|p| p.conv == table::Conv::Broker) {
         lines.push(format!(
             "broker: {}",
-            scalar(&table::mqtt_broker(&n.attrs).0)
+            scalar(&table::broker(product, &n.attrs).0)
         ));
+        let security = n
+            .attrs
+            .iter()
+            .find(|(k, _)| k == "securityProtocol")
+            .map_or("", |(_, v)| v.as_str());
+        if security.starts_with("SASL") {
+            miss(
+                format!("property `securityProtocol` = `{security}`"),
+                "credentials belong to the broker: set `username` and `password_env` on its \
+                 entry in sluice.yaml"
+                    .into(),
+            );
+        }
     }
     if let Some(ty) = lines.iter().find_map(|l| l.strip_prefix("message_type: ")) {
         let ty = ty.trim_matches('\'');

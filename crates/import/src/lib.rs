@@ -93,8 +93,8 @@ pub struct Summary {
     pub unreadable: Vec<String>,
     pub queues: BTreeSet<String>,
     pub datasources: BTreeSet<String>,
-    /// The MQTT brokers the nodes name: entry name → URL.
-    pub brokers: BTreeMap<String, String>,
+    /// The brokers the MQTT and Kafka nodes name: entry name → its lines in sluice.yaml.
+    pub brokers: BTreeMap<String, Vec<String>>,
     /// BAR override lines found, and those that could not be applied, with why.
     pub overrides: usize,
     /// Whether the project validated, once the flows with problems moved aside.

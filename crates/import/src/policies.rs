@@ -183,7 +183,7 @@ pub fn outcome(p: &Policy) -> Outcome {
                 lines,
             }
         }
-        "MQTTSubscribe" | "MQTTPublish" => Outcome::NodeValues,
+        "MQTTSubscribe" | "MQTTPublish" | "Kafka" => Outcome::NodeValues,
         "MQEndpoint" => {
             if p.get("connection").eq_ignore_ascii_case("CLIENT") {
                 Outcome::Unmapped(format!(

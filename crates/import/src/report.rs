@@ -230,9 +230,13 @@ fn conv_text(c: Conv) -> String {
             "`{namespace}:name` → `name`; `message_model` is the schema that defines it".into()
         }
         Conv::List => "a one-item list".into(),
-        Conv::Broker => "with host, port and TLS: `broker`, an entry of sluice.yaml".into(),
+        Conv::Broker => {
+            "with the other connection settings: `broker`, an entry of sluice.yaml".into()
+        }
         Conv::Elsewhere(why) => format!("reported: {why}"),
         Conv::Flag(word) => format!("`true` → `{word}`"),
+        Conv::SecondsAsMillis => "seconds → milliseconds".into(),
+        Conv::Implied(why) => format!("nothing to set: {why}"),
         Conv::Words(w) => w
             .iter()
             .map(|(p, s)| format!("`{p}` → `{s}`"))

@@ -117,8 +117,8 @@ pub(crate) fn collect_resources(flow: &xmi::XmiFlow, summary: &mut Summary) {
             && table::node_type(product)
                 .is_some_and(|t| t.props.iter().any(|p| p.conv == table::Conv::Broker))
         {
-            let (name, url) = table::mqtt_broker(&n.attrs);
-            summary.brokers.insert(name, url);
+            let (name, lines) = table::broker(product, &n.attrs);
+            summary.brokers.insert(name, lines);
         }
         // An MQOutput writing to a destination list or the reply-to queue ignores its queue.
         let elsewhere = n.attrs.iter().any(|(k, v)| {
@@ -194,8 +194,11 @@ pub(crate) fn write_settings(to: &Path, summary: &Summary) -> Result<(), ImportE
     }
     if !summary.brokers.is_empty() {
         text.push_str("brokers:\n");
-        for (name, url) in &summary.brokers {
-            let _ = writeln!(text, "  {}:\n    mqtt: {}", scalar(name), scalar(url));
+        for (name, lines) in &summary.brokers {
+            let _ = writeln!(text, "  {}:", scalar(name));
+            for l in lines {
+                let _ = writeln!(text, "    {l}");
+            }
         }
     }
     std::fs::write(&path, text).map_err(io(&path))

@@ -31,6 +31,11 @@ pub enum Conv {
     Elsewhere(&'static str),
     /// A check box that, ticked (`true`), sets the Sluice property to this value.
     Flag(&'static str),
+    /// Seconds in the product, milliseconds in Sluice.
+    SecondsAsMillis,
+    /// A setting another one implies in Sluice (the reason says which): any value maps to
+    /// nothing.
+    Implied(&'static str),
 }
 
 /// One property of a node type: the product's attribute name, Sluice's property, how.
@@ -74,6 +79,38 @@ const MQTT_BROKER: [Prop; 4] = [
         Conv::Elsewhere(
             "credentials belong to the broker: set `username` and `password_env` on its entry in sluice.yaml",
         ),
+    ),
+];
+const KAFKA_BROKER: [Prop; 5] = [
+    p("bootstrapServers", "broker", Conv::Broker),
+    p("securityProtocol", "broker", Conv::Broker),
+    p("sslProtocol", "broker", Conv::Broker),
+    p("saslMechanism", "broker", Conv::Broker),
+    p(
+        "securityIdentity",
+        "",
+        Conv::Elsewhere(
+            "credentials belong to the broker: set `username` and `password_env` on its entry in sluice.yaml",
+        ),
+    ),
+];
+const CLIENT_ID_SUFFIX: Prop = p("useClientIdSuffix", "", Conv::Expect("true"));
+const WSDL: Prop = p("wsdlFileName", "wsdl_file", Conv::Under("services/"));
+const WSDL_IMPLIED: [Prop; 3] = [
+    p(
+        "selectedPortType",
+        "",
+        Conv::Implied("the binding names its port type"),
+    ),
+    p(
+        "selectedPort",
+        "",
+        Conv::Implied("the path serves the binding"),
+    ),
+    p(
+        "targetNamespace",
+        "",
+        Conv::Implied("the WSDL file gives it"),
     ),
 ];
 const HEADER_ACTION: &[(&str, &str)] = &[
@@ -594,6 +631,116 @@ pub static NODE_TYPES: &[NodeType] = &[
         terminals: &[("expire", "expiry")],
     },
     NodeType {
+        product: "com_ibm_connector_kafka_ComIbmEventInput",
+        title: "Kafka Consumer",
+        sluice: "KafkaConsumer",
+        props: &[
+            p("connectorName", "", Conv::Expect("Kafka")),
+            p("topicName", "topics", Conv::List),
+            p("groupId", "group_id", Conv::Text),
+            p(
+                "initialOffset",
+                "initial_offset",
+                Conv::Words(&[("earliest", "earliest"), ("latest", "latest")]),
+            ),
+            p("clientId", "client_id", Conv::Text),
+            p(
+                "sessionTimeout",
+                "session_timeout_ms",
+                Conv::SecondsAsMillis,
+            ),
+            // Sluice commits a message's offset after the flow's unit of work, as the product
+            // does with automatic commits off.
+            p("enableAutoCommit", "", Conv::Expect("false")),
+            CLIENT_ID_SUFFIX,
+            KAFKA_BROKER[0],
+            KAFKA_BROKER[1],
+            KAFKA_BROKER[2],
+            KAFKA_BROKER[3],
+            KAFKA_BROKER[4],
+            DOMAIN,
+            NO_VALIDATION,
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "com_ibm_connector_kafka_ComIbmOutput",
+        title: "Kafka Producer",
+        sluice: "KafkaProducer",
+        props: &[
+            p("connectorName", "", Conv::Expect("Kafka")),
+            p("topicName", "topic", Conv::Text),
+            p("clientId", "client_id", Conv::Text),
+            p(
+                "acks",
+                "acks",
+                Conv::Words(&[("0", "0"), ("1", "1"), ("-1", "all"), ("all", "all")]),
+            ),
+            p("timeout", "delivery_timeout_ms", Conv::SecondsAsMillis),
+            CLIENT_ID_SUFFIX,
+            KAFKA_BROKER[0],
+            KAFKA_BROKER[1],
+            KAFKA_BROKER[2],
+            KAFKA_BROKER[3],
+            KAFKA_BROKER[4],
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmSOAPInput",
+        title: "SOAP Input",
+        sluice: "SOAPInput",
+        props: &[
+            WSDL,
+            p("urlSelector", "path", Conv::Text),
+            p("selectedBinding", "binding", Conv::Text),
+            WSDL_IMPLIED[0],
+            WSDL_IMPLIED[1],
+            WSDL_IMPLIED[2],
+            p("useHTTPTransport", "", Conv::Expect("true")),
+            NO_VALIDATION,
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmSOAPReply",
+        title: "SOAP Reply",
+        sluice: "SOAPReply",
+        props: &[],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmSOAPRequest",
+        title: "SOAP Request",
+        sluice: "SOAPRequest",
+        props: &[
+            WSDL,
+            p("selectedOperation", "operation", Conv::Text),
+            p("selectedBinding", "binding", Conv::Text),
+            p("webServiceURL", "url", Conv::Text),
+            p("requestTimeout", "timeout_secs", Conv::Int),
+            WSDL_IMPLIED[0],
+            WSDL_IMPLIED[1],
+            WSDL_IMPLIED[2],
+            p("useHTTPTransport", "", Conv::Expect("true")),
+        ],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmSOAPExtract",
+        title: "SOAP Extract",
+        sluice: "SOAPExtract",
+        props: &[],
+        terminals: &[],
+    },
+    NodeType {
+        product: "ComIbmSOAPEnvelope",
+        title: "SOAP Envelope",
+        sluice: "SOAPEnvelope",
+        props: &[],
+        terminals: &[],
+    },
+    NodeType {
         product: "ComIbmHTTPHeader",
         title: "HTTP Header",
         sluice: "HTTPHeader",
@@ -640,15 +787,36 @@ pub static NODE_TYPES: &[NodeType] = &[
     },
 ];
 
-/// The broker entry an MQTT node's host, port and TLS setting make: its name (`mqtt_HOST_PORT`,
-/// `mqtts_…` with TLS) and URL.
-pub fn mqtt_broker(attrs: &[(String, String)]) -> (String, String) {
+/// The `brokers:` entry a connector node's settings make: its name and its lines. MQTT: host,
+/// port and TLS (`mqtt_HOST_PORT`, `mqtts_…` with TLS). Kafka: the bootstrap servers and TLS
+/// (`kafka_HOST_PORT` of the first server).
+pub fn broker(product: &str, attrs: &[(String, String)]) -> (String, Vec<String>) {
     let get = |k: &str| {
         attrs
             .iter()
             .find(|(a, _)| a == k)
             .map_or("", |(_, v)| v.trim())
     };
+    let safe = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect()
+    };
+    if product.contains("_kafka_") {
+        let servers = match get("bootstrapServers") {
+            "" => "localhost:9092",
+            s => s,
+        };
+        let first = servers.split(',').next().unwrap_or(servers).trim();
+        let mut lines = vec![format!("kafka: {}", crate::convert::scalar(servers))];
+        if get("securityProtocol").ends_with("SSL") {
+            lines.push("tls: {}".to_string());
+        }
+        if get("securityProtocol").starts_with("SASL") && !get("saslMechanism").is_empty() {
+            lines.push(format!("sasl_mechanism: {}", get("saslMechanism")));
+        }
+        return (format!("kafka_{}", safe(first)), lines);
+    }
     let host = match get("hostName") {
         "" => "localhost",
         h => h,
@@ -660,13 +828,16 @@ pub fn mqtt_broker(attrs: &[(String, String)]) -> (String, String) {
         p => p,
     };
     let scheme = if tls { "ssl" } else { "tcp" };
-    let safe: String = format!("{host}_{port}")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
     (
-        format!("mqtt{}_{safe}", if tls { "s" } else { "" }),
-        format!("{scheme}://{host}:{port}"),
+        format!(
+            "mqtt{}_{}",
+            if tls { "s" } else { "" },
+            safe(&format!("{host}_{port}"))
+        ),
+        vec![format!(
+            "mqtt: {}",
+            crate::convert::scalar(&format!("{scheme}://{host}:{port}"))
+        )],
     )
 }
 
@@ -738,6 +909,14 @@ pub fn convert(conv: Conv, value: &str) -> Result<Value, String> {
             "false" => Value::None,
             _ => return Err(format!("`{value}` is not true or false")),
         },
+        Conv::SecondsAsMillis => Value::Int(
+            value
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| format!("`{value}` is not a whole number"))?
+                .saturating_mul(1000),
+        ),
+        Conv::Implied(_) => Value::None,
         Conv::Elsewhere(_) if value.is_empty() => Value::None,
         Conv::Elsewhere(why) => return Err(why.to_string()),
     })
@@ -798,5 +977,43 @@ mod tests {
             convert(Conv::Words(COMPUTE_MODE), "destinationAndMessage").unwrap(),
             Value::Text("message_local_environment".into())
         );
+    }
+
+    #[test]
+    fn broker_names_an_entry_for_each_connection() {
+        let a = |kv: &[(&str, &str)]| -> Vec<(String, String)> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            broker(
+                "com_ibm_connector_kafka_ComIbmOutput",
+                &a(&[
+                    ("bootstrapServers", "k1:9093,k2:9093"),
+                    ("securityProtocol", "SASL_SSL"),
+                    ("saslMechanism", "SCRAM-SHA-512"),
+                ])
+            ),
+            (
+                "kafka_k1_9093".to_string(),
+                vec![
+                    "kafka: 'k1:9093,k2:9093'".to_string(),
+                    "tls: {}".to_string(),
+                    "sasl_mechanism: SCRAM-SHA-512".to_string()
+                ]
+            )
+        );
+        assert_eq!(
+            broker(
+                "com_ibm_connector_mqtt_ComIbmEventInput",
+                &a(&[("hostName", "mq.example"), ("useSSL", "true")])
+            ),
+            (
+                "mqtts_mq_example_8883".to_string(),
+                vec!["mqtt: 'ssl://mq.example:8883'".to_string()]
+            )
+        );
+        assert_eq!(convert(Conv::SecondsAsMillis, "15"), Ok(Value::Int(15_000)));
     }
 }
