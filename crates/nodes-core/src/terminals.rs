@@ -61,3 +61,38 @@ pub fn own_failure(
         .map_err(NodeError::from)
         .and_then(|_| runner.invoke(inv, InputOutputs::Failure.into(), msg))
 }
+
+/// Propagate an input node's message to `out`; an exception from downstream goes to `catch`
+/// with the exception in the ExceptionList when that is wired, else back as the error.
+pub fn propagate_out(
+    runner: &mut dyn InstanceRunner,
+    inv: &mut Invocation,
+    msg: &mut Message,
+) -> Result<(), NodeError> {
+    match runner.invoke(inv, InputOutputs::Out.into(), msg) {
+        Err(e) if runner.is_wired(InputOutputs::Catch.into()) => e
+            .exception
+            .write_to(&mut msg.exception_list)
+            .map_err(NodeError::from)
+            .and_then(|_| runner.invoke(inv, InputOutputs::Catch.into(), msg)),
+        r => r,
+    }
+}
+
+/// End an input node's unit of work after the flow's `result`: commit what it did when it
+/// succeeded (a failed commit is the error), roll it back when it failed.
+pub fn end_unit_of_work(
+    inv: &mut Invocation,
+    result: Result<(), NodeError>,
+) -> Result<(), NodeError> {
+    match result {
+        Ok(()) => inv
+            .unit_of_work
+            .commit()
+            .map_err(|e| NodeError::recoverable(e.to_string())),
+        Err(e) => {
+            inv.unit_of_work.rollback();
+            Err(e)
+        }
+    }
+}

@@ -34,7 +34,7 @@ use sluice_qm::{GetOptions, InputHandle, QueueManager, UnitOfWork};
 use super::QueueWork;
 use super::headers;
 use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProps};
-use sluice_nodes_core::terminals::{InputOutputs, own_failure};
+use sluice_nodes_core::terminals::{InputOutputs, own_failure, propagate_out};
 
 pub static MQ_INPUT: NodeSpec = NodeSpec {
     type_name: "MQInput",
@@ -271,14 +271,7 @@ impl MqInput {
         } else if let Some(e) = parse_error {
             self.fail(runner, &mut inv, &mut msg, e)
         } else {
-            match runner.invoke(&mut inv, InputOutputs::Out.into(), &mut msg) {
-                Err(e) if runner.is_wired(InputOutputs::Catch.into()) => e
-                    .exception
-                    .write_to(&mut msg.exception_list)
-                    .map_err(NodeError::from)
-                    .and_then(|_| runner.invoke(&mut inv, InputOutputs::Catch.into(), &mut msg)),
-                r => r,
-            }
+            propagate_out(runner, &mut inv, &mut msg)
         };
         // Another resource's transaction is not held open across messages: the batch is
         // committed with it.

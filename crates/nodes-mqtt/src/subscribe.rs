@@ -28,7 +28,7 @@ use sluice_node_api::{
     Terminals, properties,
 };
 use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps};
-use sluice_nodes_core::terminals::{InputOutputs, own_failure};
+use sluice_nodes_core::terminals::{InputOutputs, end_unit_of_work, own_failure, propagate_out};
 use tokio::sync::{Notify, watch};
 
 use crate::connection::{self, Client, Event, Protocol, Qos, Received, Session};
@@ -283,25 +283,9 @@ impl MqttSubscribe {
         } else if let Some(e) = parse_error {
             self.fail(runner, &mut inv, &mut msg, e)
         } else {
-            match runner.invoke(&mut inv, InputOutputs::Out.into(), &mut msg) {
-                Err(e) if runner.is_wired(InputOutputs::Catch.into()) => e
-                    .exception
-                    .write_to(&mut msg.exception_list)
-                    .map_err(NodeError::from)
-                    .and_then(|_| runner.invoke(&mut inv, InputOutputs::Catch.into(), &mut msg)),
-                r => r,
-            }
+            propagate_out(runner, &mut inv, &mut msg)
         };
-        let outcome = match result {
-            Ok(()) => inv
-                .unit_of_work
-                .commit()
-                .map_err(|e| NodeError::recoverable(e.to_string())),
-            Err(e) => {
-                inv.unit_of_work.rollback();
-                Err(e)
-            }
-        };
+        let outcome = end_unit_of_work(&mut inv, result);
         match outcome {
             Ok(()) => {
                 self.forget(&key);
