@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use sluice_qm::codec;
-use sluice_qm::fs::{Filesystem, LogFile};
+use sluice_qm::fs::{Filesystem, LogFile, ReadAt};
 use sluice_qm::wal::{LiveMsg, Op, Recovered, Wal, WalConfig};
 
 /// Files in memory, keyed by full path; directories exist implicitly.
@@ -89,6 +89,22 @@ impl LogFile for MemFile {
     }
 }
 
+/// A file of a [`MemFs`] opened for reading: reads what the file holds at the time.
+struct MemReader {
+    fs: MemFs,
+    path: PathBuf,
+}
+
+impl ReadAt for MemReader {
+    fn read_at(&self, off: u64, len: usize) -> io::Result<Vec<u8>> {
+        let files = self.fs.files();
+        let f = files.get(&self.path).ok_or_else(|| not_found(&self.path))?;
+        let start = usize::try_from(off).map_err(io::Error::other)?.min(f.len());
+        let end = start.saturating_add(len).min(f.len());
+        Ok(f[start..end].to_vec())
+    }
+}
+
 impl Filesystem for MemFs {
     fn create_dir_all(&self, _: &Path) -> io::Result<()> {
         Ok(())
@@ -111,6 +127,15 @@ impl Filesystem for MemFs {
     }
     fn read(&self, p: &Path) -> io::Result<Vec<u8>> {
         self.files().get(p).cloned().ok_or_else(|| not_found(p))
+    }
+    fn open_read(&self, p: &Path) -> io::Result<Arc<dyn ReadAt>> {
+        if !self.files().contains_key(p) {
+            return Err(not_found(p));
+        }
+        Ok(Arc::new(MemReader {
+            fs: self.clone(),
+            path: p.to_path_buf(),
+        }))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut files = self.files();
@@ -225,17 +250,17 @@ pub fn layout(data: &[u8]) -> MemFs {
 /// property compares equal to itself).
 fn state(rec: &Recovered) -> BTreeMap<u64, (String, u64, Vec<u8>)> {
     rec.msgs
-        .iter()
-        .map(
-            |(
-                seq,
-                LiveMsg {
-                    queue,
-                    expire_ms,
-                    msg,
-                },
-            )| { (*seq, (queue.clone(), *expire_ms, codec::encode(msg))) },
-        )
+        .keys()
+        .map(|seq| {
+            let LiveMsg {
+                queue,
+                expire_ms,
+                msg,
+            } = rec
+                .message(*seq)
+                .unwrap_or_else(|e| panic!("recovered message {seq} does not read back: {e}"));
+            (*seq, (queue, expire_ms, codec::encode(&msg)))
+        })
         .collect()
 }
 

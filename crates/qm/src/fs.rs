@@ -21,6 +21,12 @@ pub trait LogFile: Send {
     fn sync_data(&mut self) -> io::Result<()>;
 }
 
+/// A file opened for reading at any offset (the log's records, paged-out messages).
+pub trait ReadAt: Send + Sync {
+    /// Up to `len` bytes from offset `off`: fewer only at the end of the file.
+    fn read_at(&self, off: u64, len: usize) -> io::Result<Vec<u8>>;
+}
+
 /// The file operations the queue manager needs.
 pub trait Filesystem: Send + Sync + 'static {
     /// mkdir -p.
@@ -31,6 +37,8 @@ pub trait Filesystem: Send + Sync + 'static {
     fn open_write(&self, p: &Path) -> io::Result<Box<dyn LogFile>>;
     /// Whole content of a file.
     fn read(&self, p: &Path) -> io::Result<Vec<u8>>;
+    /// Open a file for reads at any offset.
+    fn open_read(&self, p: &Path) -> io::Result<Arc<dyn ReadAt>>;
     /// Atomic rename.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Delete a file.
@@ -72,6 +80,26 @@ pub struct StdFs;
 
 struct StdFile(File);
 
+struct StdReader(File);
+
+impl ReadAt for StdReader {
+    fn read_at(&self, off: u64, len: usize) -> io::Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let mut v = vec![0u8; len];
+        let mut got = 0;
+        while got < len {
+            match self.0.read_at(&mut v[got..], off + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        v.truncate(got);
+        Ok(v)
+    }
+}
+
 impl LogFile for StdFile {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         self.0.write_all(buf)
@@ -110,6 +138,9 @@ impl Filesystem for StdFs {
         let mut v = Vec::new();
         File::open(p)?.read_to_end(&mut v)?;
         Ok(v)
+    }
+    fn open_read(&self, p: &Path) -> io::Result<Arc<dyn ReadAt>> {
+        Ok(Arc::new(StdReader(File::open(p)?)))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         std::fs::rename(from, to)
@@ -281,6 +312,9 @@ impl Filesystem for FaultFs {
     }
     fn read(&self, p: &Path) -> io::Result<Vec<u8>> {
         StdFs.read(p)
+    }
+    fn open_read(&self, p: &Path) -> io::Result<Arc<dyn ReadAt>> {
+        StdFs.open_read(p)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut f = self.faults.lock();

@@ -18,6 +18,7 @@ mod manager;
 mod model;
 pub mod net;
 mod ops;
+mod paging;
 mod queue;
 pub mod rest;
 mod uow;
@@ -27,6 +28,7 @@ pub use error::{QmError, Result};
 pub use manager::{InputHandle, QmConfig, QueueManager, validate_name};
 pub use model::*;
 pub use ops::put_date_time;
+pub use paging::MemoryWindow;
 pub use uow::UnitOfWork;
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use parking_lot::{Mutex, RwLock};
 use crate::error::{QmError, Result};
 use crate::fs::{self, Filesystem, StdFs};
 use crate::model::{Persistence, QueueDef, QueueKind};
-use crate::queue::{Queue, Slot, now_ms};
+use crate::paging::{Entry, MemoryWindow, Pager, Paged};
+use crate::queue::{Queue, now_ms};
 use crate::wal::{Op, Wal, WalConfig, WalStats};
 
 /// Queue manager settings.
@@ -23,6 +24,9 @@ pub struct QmConfig {
     pub dead_letter_queue: String,
     /// Log tuning.
     pub wal: WalConfig,
+    /// How much of each queue is held whole in memory (queue managers with a directory;
+    /// one in memory holds everything).
+    pub window: MemoryWindow,
     /// Where files go (tests inject faults here).
     pub fs: Arc<dyn Filesystem>,
 }
@@ -33,6 +37,7 @@ impl Default for QmConfig {
             name: "SLUICE".into(),
             dead_letter_queue: "SYSTEM.DEAD.LETTER.QUEUE".into(),
             wal: WalConfig::default(),
+            window: MemoryWindow::default(),
             fs: Arc::new(StdFs),
         }
     }
@@ -44,6 +49,7 @@ impl std::fmt::Debug for QmConfig {
             .field("name", &self.name)
             .field("dead_letter_queue", &self.dead_letter_queue)
             .field("wal", &self.wal)
+            .field("window", &self.window)
             .finish()
     }
 }
@@ -63,6 +69,8 @@ pub struct QueueManager {
     pub(crate) cfg: QmConfig,
     pub(crate) objects: RwLock<HashMap<String, Object>>,
     pub(crate) wal: Option<Wal>,
+    /// Pages messages past each queue's window out to disk (`None` in memory).
+    pub(crate) pager: Option<Arc<Pager>>,
     dir: Option<PathBuf>,
     admin: Mutex<()>,
     pub(crate) seq: AtomicU64,
@@ -96,6 +104,8 @@ impl Drop for InputHandle {
 }
 
 const QUEUES_FILE: &str = "queues.json";
+/// Non-persistent messages paged out of their queues' windows; emptied at open.
+const SPILL_FILE: &str = "spill.dat";
 
 /// Check a queue name: 1–48 characters of `A-Z a-z 0-9 . / _ %`.
 pub fn validate_name(name: &str) -> Result<()> {
@@ -124,6 +134,7 @@ impl QueueManager {
             cfg,
             objects: RwLock::new(HashMap::new()),
             wal,
+            pager: None,
             dir,
             admin: Mutex::new(()),
             seq: AtomicU64::new(next_seq.max(1)),
@@ -153,14 +164,21 @@ impl QueueManager {
             .lock_dir(dir)
             .map_err(|e| QmError::io(dir.display().to_string(), e))?;
         let defs = load_defs(&*fsys, &dir.join(QUEUES_FILE))?;
-        let (wal, rec) = Wal::open(fsys, &dir.join("log"), cfg.wal.clone())?;
+        let (wal, rec) = Wal::open(fsys.clone(), &dir.join("log"), cfg.wal.clone())?;
+        let pager = Arc::new(Pager::open(
+            cfg.window,
+            rec.index.clone(),
+            fsys.clone(),
+            dir.join(SPILL_FILE),
+        ));
         let mut qm = QueueManager::new(cfg, Some(wal), Some(dir.to_path_buf()), rec.next_seq);
         qm.lock = Mutex::new(lock);
+        qm.pager = Some(pager);
         {
             let mut objs = qm.objects.write();
             for d in defs {
                 let obj = match d.kind {
-                    QueueKind::Local => Object::Local(Arc::new(Queue::new(d.clone()))),
+                    QueueKind::Local => Object::Local(Arc::new(qm.new_queue(d.clone()))),
                     _ => Object::Other(d.clone()),
                 };
                 objs.insert(d.name.clone(), obj);
@@ -169,7 +187,7 @@ impl QueueManager {
         let now = now_ms();
         let mut gone = Vec::new();
         for (seq, m) in rec.msgs {
-            let q = match qm.objects.read().get(&m.queue) {
+            let q = match qm.objects.read().get(&*m.queue) {
                 Some(Object::Local(q)) => q.clone(),
                 _ => {
                     tracing::warn!(
@@ -184,21 +202,35 @@ impl QueueManager {
                 gone.push(Op::Remove { seq });
                 continue;
             }
-            let key = (9 - m.msg.md.priority.min(9), seq);
-            q.state.lock().insert(
+            let key = (9 - m.priority.min(9), seq);
+            // Recovered messages stay in the log; each queue reads back what fits its window.
+            q.state.lock().insert_entry(
                 key,
-                Slot {
-                    msg: m.msg,
-                    persistent: true,
+                Entry::Paged(Paged {
+                    msg_id: m.msg_id,
+                    correl_id: m.correl_id,
+                    group_id: m.group_id,
                     expire_ms: m.expire_ms,
-                },
+                    backout_count: m.backout_count,
+                    body_len: u32::try_from(m.body_len).unwrap_or(u32::MAX),
+                    spill: None,
+                }),
             );
+        }
+        for obj in qm.objects.read().values() {
+            if let Object::Local(q) = obj {
+                q.state.lock().fill_window();
+            }
         }
         if let (false, Some(w)) = (gone.is_empty(), &qm.wal) {
             w.submit(gone);
         }
         qm.ensure_dlq()?;
         Ok(Arc::new(qm))
+    }
+
+    fn new_queue(&self, def: QueueDef) -> Queue {
+        Queue::new(def, self.pager.clone())
     }
 
     fn ensure_dlq(&self) -> Result<()> {
@@ -268,7 +300,7 @@ impl QueueManager {
             return Err(QmError::QueueExists(def.name));
         }
         let obj = match def.kind {
-            QueueKind::Local => Object::Local(Arc::new(Queue::new(def.clone()))),
+            QueueKind::Local => Object::Local(Arc::new(self.new_queue(def.clone()))),
             _ => Object::Other(def.clone()),
         };
         let mut next = self.objects.read().clone();
@@ -372,17 +404,18 @@ impl QueueManager {
             let removed = st.clear();
             let ops: Vec<Op> = removed
                 .iter()
-                .filter(|(_, s)| s.persistent)
+                .filter(|(_, e)| e.persistent())
                 .map(|(k, _)| Op::Remove { seq: k.1 })
                 .collect();
             if let (false, Some(w)) = (ops.is_empty(), &self.wal)
                 && let Err(e) = w.commit(ops)
             {
-                for (k, s) in removed {
-                    st.insert(k, s);
+                for (k, entry) in removed {
+                    st.insert_entry(k, entry);
                 }
                 return Err(e);
             }
+            st.dispose(removed);
             st.deleted = true;
             let fired = q.wake_all(&mut st);
             drop(st);
@@ -495,18 +528,20 @@ impl QueueManager {
         let removed = st.clear();
         let ops: Vec<Op> = removed
             .iter()
-            .filter(|(_, s)| s.persistent)
+            .filter(|(_, e)| e.persistent())
             .map(|(k, _)| Op::Remove { seq: k.1 })
             .collect();
         if let (false, Some(w)) = (ops.is_empty(), &self.wal)
             && let Err(e) = w.commit(ops)
         {
-            for (k, s) in removed {
-                st.insert(k, s);
+            for (k, entry) in removed {
+                st.insert_entry(k, entry);
             }
             return Err(e);
         }
-        Ok(removed.len())
+        let n = removed.len();
+        st.dispose(removed);
+        Ok(n)
     }
 
     /// Create a temporary dynamic queue from a model queue, named as MQ's DynamicQName says:

@@ -229,11 +229,11 @@ impl QueueManager {
     }
 
     /// Log removal of expired persistent messages, without waiting.
-    pub(crate) fn drop_expired(&self, expired: Vec<(Key, Slot)>) {
+    pub(crate) fn drop_expired(&self, expired: Vec<(Key, bool)>) {
         if let Some(w) = &self.wal {
             let ops: Vec<Op> = expired
                 .iter()
-                .filter(|(_, s)| s.persistent)
+                .filter(|(_, persistent)| *persistent)
                 .map(|(k, _)| Op::Remove { seq: k.1 })
                 .collect();
             if !ops.is_empty() {

@@ -1,5 +1,7 @@
-//! One local queue in memory: priority-then-FIFO order, indexes by MsgId and CorrelId,
-//! expiry, depth accounting. Each queue has its own lock; nothing here is global.
+//! One local queue: priority-then-FIFO order, indexes by MsgId and CorrelId, expiry, depth
+//! accounting. Each queue has its own lock; nothing here is global. Within its memory
+//! window a queue holds whole messages; past it, only small entries whose messages are on
+//! disk (see `paging.rs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
@@ -10,6 +12,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{QmError, Result};
 use crate::model::{GetOptions, Message, MsgId, QueueDef};
+use crate::paging::{Entry, Pager};
 
 /// Order key: (9 - priority, sequence) so that BTreeMap order is delivery order.
 pub(crate) type Key = (u8, u64);
@@ -32,7 +35,12 @@ pub(crate) fn now_ms() -> u64 {
 
 pub(crate) struct QueueState {
     pub def: QueueDef,
-    msgs: BTreeMap<Key, Slot>,
+    msgs: BTreeMap<Key, Entry>,
+    /// Where messages past the window go; `None` keeps every message in memory.
+    pager: Option<Arc<Pager>>,
+    /// Messages held whole in memory, and their body bytes.
+    mem: usize,
+    mem_bytes: usize,
     by_correl: HashMap<MsgId, BTreeSet<Key>>,
     by_msgid: HashMap<MsgId, BTreeSet<Key>>,
     /// Messages with an expiry (skip the clock when zero).
@@ -115,12 +123,15 @@ impl WaitKind {
 }
 
 impl Queue {
-    pub fn new(def: QueueDef) -> Queue {
+    pub fn new(def: QueueDef, pager: Option<Arc<Pager>>) -> Queue {
         Queue {
             name: def.name.clone(),
             state: Mutex::new(QueueState {
                 def,
                 msgs: BTreeMap::new(),
+                pager,
+                mem: 0,
+                mem_bytes: 0,
                 by_correl: HashMap::new(),
                 by_msgid: HashMap::new(),
                 expiring: 0,
@@ -337,10 +348,11 @@ impl Queue {
     }
 }
 
-fn ids_match(o: &GetOptions, m: &Message) -> bool {
-    o.msg_id.is_none_or(|id| m.md.msg_id == id)
-        && o.correl_id.is_none_or(|id| m.md.correl_id == id)
-        && o.group_id.is_none_or(|id| m.md.group_id == id)
+fn ids_match(o: &GetOptions, e: &Entry) -> bool {
+    let (msg_id, correl_id, group_id) = e.ids();
+    o.msg_id.is_none_or(|id| *msg_id == id)
+        && o.correl_id.is_none_or(|id| *correl_id == id)
+        && o.group_id.is_none_or(|id| *group_id == id)
 }
 
 impl QueueState {
@@ -382,26 +394,48 @@ impl QueueState {
         Ok(())
     }
 
+    /// Add a message: whole while the queue's memory window has room, else paged out (its
+    /// message on disk, only its entry here).
     pub fn insert(&mut self, key: Key, slot: Slot) {
-        self.by_correl
-            .entry(slot.msg.md.correl_id)
-            .or_default()
-            .insert(key);
-        self.by_msgid
-            .entry(slot.msg.md.msg_id)
-            .or_default()
-            .insert(key);
-        if slot.expire_ms != 0 {
-            self.expiring += 1;
-        }
-        self.msgs.insert(key, slot);
+        let entry = match &self.pager {
+            Some(p) if !p.window.has_room(self.mem, self.mem_bytes, slot.msg.body.len()) => {
+                p.page_out(key.1, slot)
+            }
+            _ => Entry::Mem(Box::new(slot)),
+        };
+        self.insert_entry(key, entry);
     }
 
-    fn remove(&mut self, key: &Key) -> Option<Slot> {
-        let slot = self.msgs.remove(key)?;
+    /// Add an entry as it is (recovery, and putting back what a failed clear removed).
+    pub fn insert_entry(&mut self, key: Key, entry: Entry) {
+        let (msg_id, correl_id, _) = entry.ids();
+        self.by_correl.entry(*correl_id).or_default().insert(key);
+        self.by_msgid.entry(*msg_id).or_default().insert(key);
+        if entry.expire_ms() != 0 {
+            self.expiring += 1;
+        }
+        if let Entry::Mem(s) = &entry {
+            self.mem += 1;
+            self.mem_bytes += s.msg.body.len();
+        }
+        if let Some(old) = self.msgs.insert(key, entry) {
+            self.uncount(&old);
+        }
+    }
+
+    fn uncount(&mut self, e: &Entry) {
+        if let Entry::Mem(s) = e {
+            self.mem -= 1;
+            self.mem_bytes -= s.msg.body.len();
+        }
+    }
+
+    fn remove(&mut self, key: &Key) -> Option<Entry> {
+        let entry = self.msgs.remove(key)?;
+        let (msg_id, correl_id, _) = entry.ids();
         for (idx, id) in [
-            (&mut self.by_correl, slot.msg.md.correl_id),
-            (&mut self.by_msgid, slot.msg.md.msg_id),
+            (&mut self.by_correl, *correl_id),
+            (&mut self.by_msgid, *msg_id),
         ] {
             if let Some(set) = idx.get_mut(&id) {
                 set.remove(key);
@@ -410,18 +444,35 @@ impl QueueState {
                 }
             }
         }
-        if slot.expire_ms != 0 {
+        if entry.expire_ms() != 0 {
             self.expiring -= 1;
         }
-        Some(slot)
+        self.uncount(&entry);
+        Some(entry)
     }
 
-    /// First key after `after` matching `o`, discarding expired messages into `expired`.
+    /// Remove a message for good (expired, or cleared and logged): its paged-out copy, if
+    /// any, is released. Returns whether it was persistent.
+    fn discard(&mut self, key: &Key) -> Option<bool> {
+        let entry = self.remove(key)?;
+        let persistent = entry.persistent();
+        self.release(entry);
+        Some(persistent)
+    }
+
+    fn release(&self, entry: Entry) {
+        if let (Some(p), Entry::Paged(pg)) = (&self.pager, entry) {
+            p.release(&pg);
+        }
+    }
+
+    /// First key after `after` matching `o`, discarding expired messages into `expired`
+    /// (with whether each was persistent).
     fn find(
         &mut self,
         o: &GetOptions,
         after: Option<Key>,
-        expired: &mut Vec<(Key, Slot)>,
+        expired: &mut Vec<(Key, bool)>,
     ) -> Option<Key> {
         let now = if self.expiring > 0 { now_ms() } else { 0 };
         loop {
@@ -448,12 +499,13 @@ impl QueueState {
                 };
                 let mut found = None;
                 for k in keys {
-                    let s = &self.msgs[k];
-                    if s.expire_ms != 0 && s.expire_ms <= now {
+                    let e = &self.msgs[k];
+                    let exp = e.expire_ms();
+                    if exp != 0 && exp <= now {
                         found = Some((*k, true));
                         break;
                     }
-                    if ids_match(o, &s.msg) {
+                    if ids_match(o, e) {
                         found = Some((*k, false));
                         break;
                     }
@@ -463,8 +515,8 @@ impl QueueState {
             match candidate {
                 None => return None,
                 Some((k, true)) => {
-                    if let Some(s) = self.remove(&k) {
-                        expired.push((k, s));
+                    if let Some(p) = self.discard(&k) {
+                        expired.push((k, p));
                     }
                 }
                 Some((k, false)) => return Some(k),
@@ -472,11 +524,12 @@ impl QueueState {
         }
     }
 
-    /// Remove and return the next matching message (expired ones go to `expired`).
+    /// Remove and return the next matching message (expired ones go to `expired`). A
+    /// paged-out message is read back; if that fails it stays on the queue.
     pub fn take(
         &mut self,
         o: &GetOptions,
-        expired: &mut Vec<(Key, Slot)>,
+        expired: &mut Vec<(Key, bool)>,
     ) -> Result<Option<(Key, Slot)>> {
         if self.deleted {
             return Err(QmError::UnknownQueue(self.def.name.clone()));
@@ -484,9 +537,31 @@ impl QueueState {
         if self.def.get_inhibited {
             return Err(QmError::GetInhibited(self.def.name.clone()));
         }
-        Ok(self
-            .find(o, None, expired)
-            .and_then(|k| self.remove(&k).map(|s| (k, s))))
+        let Some(k) = self.find(o, None, expired) else {
+            return Ok(None);
+        };
+        let Some(entry) = self.remove(&k) else {
+            return Ok(None);
+        };
+        match entry {
+            Entry::Mem(s) => Ok(Some((k, *s))),
+            Entry::Paged(pg) => {
+                let read = match &self.pager {
+                    Some(p) => p.read(k.1, &pg),
+                    None => Err(crate::paging::no_pager()),
+                };
+                match read {
+                    Ok(slot) => {
+                        self.release(Entry::Paged(pg));
+                        Ok(Some((k, slot)))
+                    }
+                    Err(e) => {
+                        self.insert_entry(k, Entry::Paged(pg));
+                        Err(e)
+                    }
+                }
+            }
+        }
     }
 
     /// Copy of the next matching message after `after` (browse).
@@ -494,7 +569,7 @@ impl QueueState {
         &mut self,
         o: &GetOptions,
         after: Option<Key>,
-        expired: &mut Vec<(Key, Slot)>,
+        expired: &mut Vec<(Key, bool)>,
     ) -> Result<Option<(Key, Message)>> {
         if self.deleted {
             return Err(QmError::UnknownQueue(self.def.name.clone()));
@@ -502,17 +577,80 @@ impl QueueState {
         if self.def.get_inhibited {
             return Err(QmError::GetInhibited(self.def.name.clone()));
         }
-        Ok(self
-            .find(o, after, expired)
-            .map(|k| (k, self.msgs[&k].msg.clone())))
+        let Some(k) = self.find(o, after, expired) else {
+            return Ok(None);
+        };
+        match &self.msgs[&k] {
+            Entry::Mem(s) => Ok(Some((k, s.msg.clone()))),
+            Entry::Paged(pg) => match &self.pager {
+                Some(p) => Ok(Some((k, p.read(k.1, pg)?.msg))),
+                None => Err(crate::paging::no_pager()),
+            },
+        }
     }
 
-    /// Remove everything; returns the removed slots.
-    pub fn clear(&mut self) -> Vec<(Key, Slot)> {
+    /// Remove everything; returns the removed entries (hand them to [`QueueState::dispose`]
+    /// once their removal is final, or back to [`QueueState::insert_entry`]).
+    pub fn clear(&mut self) -> Vec<(Key, Entry)> {
         self.by_correl.clear();
         self.by_msgid.clear();
         self.expiring = 0;
+        self.mem = 0;
+        self.mem_bytes = 0;
         std::mem::take(&mut self.msgs).into_iter().collect()
+    }
+
+    /// Release the paged-out copies of entries removed for good.
+    pub fn dispose(&self, removed: Vec<(Key, Entry)>) {
+        for (_, e) in removed {
+            self.release(e);
+        }
+    }
+
+    /// Read paged-out messages back into memory, front first, while the window has room
+    /// (after recovery, so that a shallow queue's gets find their messages in memory).
+    pub fn fill_window(&mut self) {
+        let Some(p) = self.pager.clone() else {
+            return;
+        };
+        let mut mem = self.mem;
+        let mut bytes = self.mem_bytes;
+        let mut keys = Vec::new();
+        for (k, e) in &self.msgs {
+            if matches!(e, Entry::Mem(_)) {
+                continue;
+            }
+            let len = e.body_len();
+            if !p.window.has_room(mem, bytes, len) {
+                break;
+            }
+            mem += 1;
+            bytes += len;
+            keys.push(*k);
+        }
+        for k in keys {
+            let slot = match &self.msgs[&k] {
+                Entry::Paged(pg) => p.read(k.1, pg),
+                Entry::Mem(_) => continue,
+            };
+            match slot {
+                Ok(slot) => {
+                    if let Some(Entry::Paged(pg)) = self.remove(&k) {
+                        p.release(&pg);
+                    }
+                    self.insert_entry(k, Entry::Mem(Box::new(slot)));
+                }
+                Err(e) => {
+                    tracing::warn!("queue {}: message {} stays paged out: {e}", self.def.name, k.1);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Messages held whole in memory and their body bytes.
+    pub fn in_memory(&self) -> (usize, usize) {
+        (self.mem, self.mem_bytes)
     }
 }
 

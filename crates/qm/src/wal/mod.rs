@@ -54,6 +54,7 @@
 //!    they continue above every sequence number still referenced.
 
 mod format;
+mod index;
 mod prealloc;
 mod recover;
 mod writer;
@@ -68,9 +69,10 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::error::{QmError, Result};
 use crate::fs::Filesystem;
-use crate::model::Message;
+use crate::model::{Message, MsgId};
 
 pub use format::Op;
+pub(crate) use index::LogIndex;
 
 /// Log tuning.
 #[derive(Debug, Clone)]
@@ -105,16 +107,46 @@ pub struct LiveMsg {
     pub msg: Message,
 }
 
+/// A recovered persistent message as its queue indexes it; the message itself stays in
+/// the log until read ([`LogIndex::read`]).
+#[derive(Debug, Clone)]
+pub struct LiveSummary {
+    /// Its queue.
+    pub queue: Arc<str>,
+    /// Unix-millisecond expiry, 0 = never.
+    pub expire_ms: u64,
+    /// MQMD Priority.
+    pub priority: u8,
+    /// MQMD MsgId.
+    pub msg_id: MsgId,
+    /// MQMD CorrelId.
+    pub correl_id: MsgId,
+    /// MQMD GroupId.
+    pub group_id: MsgId,
+    /// MQMD BackoutCount, as last logged.
+    pub backout_count: u32,
+    /// Body length in bytes.
+    pub body_len: usize,
+}
+
 /// What recovery found.
-#[derive(Debug, Default)]
 pub struct Recovered {
     /// Live persistent messages by sequence number (= original put order).
-    pub msgs: BTreeMap<u64, LiveMsg>,
+    pub msgs: BTreeMap<u64, LiveSummary>,
     /// First sequence number free for use.
     pub next_seq: u64,
     /// Bytes after the log's valid end that were not a clean end (a torn or corrupt tail),
     /// when there were any.
     pub dropped_tail: Option<u64>,
+    /// Where each live message is, kept up to date by the log writer.
+    pub(crate) index: Arc<LogIndex>,
+}
+
+impl Recovered {
+    /// Read back the live message `seq` from the log.
+    pub fn message(&self, seq: u64) -> Result<LiveMsg> {
+        self.index.read(seq)
+    }
 }
 
 /// Counters for benchmarks and tests.

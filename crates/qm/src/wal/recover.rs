@@ -10,17 +10,18 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 
 use super::format::{self, Op, Records, Stop};
+use super::index::{FileId, LiveEntry, Loc, LogIndex};
 use super::writer::{Writer, entry_size, open_segment};
-use super::{LiveMsg, Recovered, Shared, WalConfig};
+use super::{LiveSummary, Recovered, Shared, WalConfig};
 use crate::codec::Reader;
 use crate::error::{QmError, Result};
-use crate::fs::Filesystem;
+use crate::fs::{Filesystem, ReadAt};
 
 pub(super) fn seg_path(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("seg-{n:016x}.wal"))
 }
 
-fn ckpt_path(dir: &Path, n: u64) -> PathBuf {
+pub(super) fn ckpt_path(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("ckpt-{n:016x}.ckpt"))
 }
 
@@ -46,14 +47,24 @@ fn undecodable(path: &Path, what: &str, e: crate::codec::DecodeError) -> QmError
     }
 }
 
+/// A live message as recovery tracks it: where its PUT is and what its queue needs to
+/// index it, never its body.
+struct RecEntry {
+    entry: LiveEntry,
+    summary: LiveSummary,
+}
+
 struct State {
-    live: HashMap<u64, LiveMsg>,
+    live: HashMap<u64, RecEntry>,
     max_seq: u64,
+    /// Queue names, shared by the entries of each queue.
+    names: HashMap<String, Arc<str>>,
 }
 
 impl State {
-    fn apply(&mut self, ops: Vec<Op>) {
-        for op in ops {
+    /// Apply the ops of the record at `off` (payload `len` bytes) of `file`.
+    fn apply(&mut self, ops: Vec<Op>, file: FileId, off: u64, len: u32) {
+        for (i, op) in ops.into_iter().enumerate() {
             match op {
                 Op::Put {
                     seq,
@@ -62,21 +73,43 @@ impl State {
                     msg,
                 } => {
                     self.max_seq = self.max_seq.max(seq);
-                    self.live.insert(
-                        seq,
-                        LiveMsg {
-                            queue,
-                            expire_ms,
-                            msg,
+                    let queue = match self.names.get(&queue) {
+                        Some(q) => q.clone(),
+                        None => {
+                            let q: Arc<str> = Arc::from(queue.as_str());
+                            self.names.insert(queue, q.clone());
+                            q
+                        }
+                    };
+                    let entry = LiveEntry {
+                        loc: Loc {
+                            file,
+                            off,
+                            len,
+                            op: i as u32,
                         },
-                    );
+                        size: entry_size(msg.body.len()),
+                        backout: None,
+                    };
+                    let summary = LiveSummary {
+                        queue,
+                        expire_ms,
+                        priority: msg.md.priority,
+                        msg_id: msg.md.msg_id,
+                        correl_id: msg.md.correl_id,
+                        group_id: msg.md.group_id,
+                        backout_count: msg.md.backout_count,
+                        body_len: msg.body.len(),
+                    };
+                    self.live.insert(seq, RecEntry { entry, summary });
                 }
                 Op::Remove { seq } => {
                     self.live.remove(&seq);
                 }
                 Op::Backout { seq, count } => {
                     if let Some(m) = self.live.get_mut(&seq) {
-                        m.msg.md.backout_count = count;
+                        m.entry.backout = Some(count);
+                        m.summary.backout_count = count;
                     }
                 }
             }
@@ -84,15 +117,74 @@ impl State {
     }
 }
 
+/// Reads the records of a file front to back a chunk at a time, so that a checkpoint of any
+/// size is loaded in bounded memory.
+struct Stream {
+    file: Arc<dyn ReadAt>,
+    salt: u64,
+    buf: Vec<u8>,
+    /// File offset of `buf[0]`.
+    base: u64,
+    pos: usize,
+    eof: bool,
+}
+
+const STREAM_CHUNK: usize = 8 << 20;
+
+impl Stream {
+    /// At least `n` bytes from `pos` in `buf`, unless the file ends first.
+    fn fill(&mut self, n: usize) -> io::Result<bool> {
+        while self.buf.len() - self.pos < n && !self.eof {
+            self.buf.drain(..self.pos);
+            self.base += self.pos as u64;
+            self.pos = 0;
+            let want = STREAM_CHUNK.max(n - self.buf.len());
+            let got = self
+                .file
+                .read_at(self.base + self.buf.len() as u64, want)?;
+            self.eof = got.len() < want;
+            self.buf.extend_from_slice(&got);
+        }
+        Ok(self.buf.len() - self.pos >= n)
+    }
+
+    /// The next valid record's offset and payload; `None` at the first invalid one or the end.
+    fn next(&mut self) -> io::Result<Option<(u64, Bytes)>> {
+        if !self.fill(format::HEADER)? {
+            return Ok(None);
+        }
+        let h = &self.buf[self.pos..self.pos + format::HEADER];
+        let len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+        if len > format::MAX_RECORD || !self.fill(format::HEADER + len as usize)? {
+            return Ok(None);
+        }
+        let end = self.pos + format::HEADER + len as usize;
+        let mut recs = Records::new(Bytes::copy_from_slice(&self.buf[self.pos..end]), self.salt);
+        let off = self.base + self.pos as u64;
+        match recs.next() {
+            Some(p) => {
+                self.pos = end;
+                Ok(Some((off, p)))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
 /// Load checkpoint `n`; returns (next_seq).
 fn load_checkpoint(fs: &dyn Filesystem, path: &Path, n: u64, st: &mut State) -> Result<u64> {
-    let data = Bytes::from(
-        fs.read(path)
-            .map_err(|e| QmError::io(path.display().to_string(), e))?,
-    );
-    let mut recs = Records::new(data, format::CKPT_SEG);
-    let head = recs
+    let ioerr = |e| QmError::io(path.display().to_string(), e);
+    let mut recs = Stream {
+        file: fs.open_read(path).map_err(ioerr)?,
+        salt: format::CKPT_SEG,
+        buf: Vec::new(),
+        base: 0,
+        pos: 0,
+        eof: false,
+    };
+    let (_, head) = recs
         .next()
+        .map_err(ioerr)?
         .ok_or_else(|| corrupt(path, "no header record"))?;
     let mut r = Reader::new(head);
     let bad = |e| undecodable(path, "checkpoint record does not decode", e);
@@ -113,12 +205,13 @@ fn load_checkpoint(fs: &dyn Filesystem, path: &Path, n: u64, st: &mut State) -> 
         ));
     }
     let mut seen = 0u64;
-    for payload in recs.by_ref() {
+    while let Some((off, payload)) = recs.next().map_err(ioerr)? {
         match payload.first() {
             Some(&format::T_COMMIT) => {
+                let len = payload.len() as u32;
                 let ops = format::decode_commit(payload).map_err(bad)?;
                 seen += ops.len() as u64;
-                st.apply(ops);
+                st.apply(ops, FileId::Ckpt(n), off, len);
             }
             Some(&format::T_CKPT_END) => {
                 if seen != count {
@@ -139,14 +232,17 @@ fn load_checkpoint(fs: &dyn Filesystem, path: &Path, n: u64, st: &mut State) -> 
     ))
 }
 
-/// Write checkpoint `seg` (covers segments below `seg`) atomically.
+/// Write checkpoint `seg` (covers segments below `seg`) atomically: each live message of
+/// `msgs` is read from its record and copied, one record per message (so that reading one
+/// back reads nothing else). Returns, per message, where it was and where the copy is.
 pub(super) fn write_checkpoint(
     fs: &dyn Filesystem,
     dir: &Path,
     seg: u64,
     next_seq: u64,
-    msgs: &[(u64, LiveMsg)],
-) -> io::Result<()> {
+    index: &LogIndex,
+    msgs: &[(u64, LiveEntry)],
+) -> io::Result<Vec<(u64, Loc, Loc)>> {
     let path = ckpt_path(dir, seg);
     let tmp = path.with_extension("tmp");
     let mut f = fs.open_write(&tmp)?;
@@ -155,33 +251,48 @@ pub(super) fn write_checkpoint(
     head.extend_from_slice(&seg.to_le_bytes());
     head.extend_from_slice(&next_seq.to_le_bytes());
     head.extend_from_slice(&(msgs.len() as u64).to_le_bytes());
-    let mut write = |p: format::Parts| -> io::Result<()> {
+    let mut off = 0u64;
+    let mut write = |p: format::Parts| -> io::Result<(u64, u32)> {
+        let at = (off, p.len as u32);
         f.write_all(&format::header(format::CKPT_SEG, &p))?;
         for part in &p.parts {
             f.write_all(part)?;
         }
-        Ok(())
+        off += (format::HEADER + p.len) as u64;
+        Ok(at)
     };
     write(format::simple_payload(head))?;
-    for chunk in msgs.chunks(256) {
-        let ops: Vec<Op> = chunk
-            .iter()
-            .map(|(seq, m)| Op::Put {
-                seq: *seq,
-                queue: m.queue.clone(),
-                expire_ms: m.expire_ms,
-                msg: m.msg.clone(),
-            })
-            .collect();
-        write(format::commit_payload(&ops))?;
+    let mut moves = Vec::with_capacity(msgs.len());
+    let pin = index.pin();
+    for (seq, e) in msgs {
+        let mut m = index.read_loc(*seq, e.loc).map_err(io::Error::other)?;
+        if let Some(b) = e.backout {
+            m.msg.md.backout_count = b;
+        }
+        let op = Op::Put {
+            seq: *seq,
+            queue: m.queue,
+            expire_ms: m.expire_ms,
+            msg: m.msg,
+        };
+        let (at, len) = write(format::commit_payload(std::slice::from_ref(&op)))?;
+        let to = Loc {
+            file: FileId::Ckpt(seg),
+            off: at,
+            len,
+            op: 0,
+        };
+        moves.push((*seq, e.loc, to));
     }
+    drop(pin);
     let mut end = vec![format::T_CKPT_END];
     end.extend_from_slice(&(msgs.len() as u64).to_le_bytes());
     write(format::simple_payload(end))?;
     f.sync_data()?;
     drop(f);
     fs.rename(&tmp, &path)?;
-    fs.sync_dir(dir)
+    fs.sync_dir(dir)?;
+    Ok(moves)
 }
 
 /// After checkpoint `seg` is durable: recycle or delete older segments and checkpoints.
@@ -253,6 +364,7 @@ pub(super) fn open(
     let mut st = State {
         live: HashMap::new(),
         max_seq: 0,
+        names: HashMap::new(),
     };
     let mut first = 0;
     if let Some(&n) = ckpts.last() {
@@ -276,10 +388,12 @@ pub(super) fn open(
         let total = data.len();
         let mut recs = Records::new(Bytes::from(data), n);
         let mut closed = false;
-        for payload in recs.by_ref() {
+        loop {
+            let off = recs.pos as u64;
+            let Some(payload) = recs.next() else { break };
             match payload.first() {
-                Some(&format::T_COMMIT) => match format::decode_commit(payload) {
-                    Ok(ops) => st.apply(ops),
+                Some(&format::T_COMMIT) => match format::decode_commit(payload.clone()) {
+                    Ok(ops) => st.apply(ops, FileId::Seg(n), off, payload.len() as u32),
                     Err(e) => {
                         return Err(undecodable(&path, "checksummed record fails to decode", e));
                     }
@@ -326,14 +440,20 @@ pub(super) fn open(
     let seg = last_end.map(|(n, _, _)| n + 1).unwrap_or(first);
     let (file, zeroed_to) = open_segment(&*fs, dir, seg, &free, cfg.segment_size)
         .map_err(|e| QmError::io(seg_path(dir, seg).display().to_string(), e))?;
+    let index = Arc::new(LogIndex::new(fs.clone(), dir));
+    index
+        .live
+        .lock()
+        .extend(st.live.iter().map(|(k, v)| (*k, v.entry)));
     if replay.len() > 1 {
         // Several segments survive (e.g. after restarts): fold them into a checkpoint now so
         // the log never grows with the number of restarts.
-        let mut snap: Vec<(u64, LiveMsg)> = st.live.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let mut snap: Vec<(u64, LiveEntry)> = st.live.iter().map(|(k, v)| (*k, v.entry)).collect();
         snap.sort_unstable_by_key(|(k, _)| *k);
-        match write_checkpoint(&*fs, dir, seg, st.max_seq + 1, &snap) {
-            Ok(()) => {
-                release_before(&*fs, dir, seg, &free, cfg.free_segments);
+        match write_checkpoint(&*fs, dir, seg, st.max_seq + 1, &index, &snap) {
+            Ok(moves) => {
+                index.relocate(&moves);
+                index.releasing(|| release_before(&*fs, dir, seg, &free, cfg.free_segments));
                 since = 0;
             }
             Err(e) => {
@@ -344,11 +464,12 @@ pub(super) fn open(
             }
         }
     }
-    let live_bytes = st.live.values().map(entry_size).sum();
+    let live_bytes = st.live.values().map(|v| u64::from(v.entry.size)).sum();
     let rec = Recovered {
-        msgs: st.live.iter().map(|(k, v)| (*k, v.clone())).collect(),
+        msgs: st.live.into_iter().map(|(k, v)| (k, v.summary)).collect(),
         next_seq: st.max_seq + 1,
         dropped_tail,
+        index: index.clone(),
     };
     let w = Writer {
         fs,
@@ -358,7 +479,7 @@ pub(super) fn open(
         seg,
         file,
         offset: 0,
-        live: st.live,
+        index,
         live_bytes,
         max_seq: st.max_seq,
         since_ckpt: since,

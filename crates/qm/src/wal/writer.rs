@@ -1,6 +1,5 @@
 //! The log writer thread: group commit, segment roll, checkpoint scheduling.
 
-use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,8 +9,9 @@ use std::thread::JoinHandle;
 use parking_lot::Mutex;
 
 use super::format::{self, Op};
+use super::index::{FileId, LiveEntry, Loc, LogIndex};
 use super::recover::{seg_path, write_checkpoint};
-use super::{LiveMsg, Notify, Outcome, Req, Shared};
+use super::{Notify, Outcome, Req, Shared};
 use crate::error::QmError;
 use crate::fs::{Filesystem, LogFile};
 
@@ -27,8 +27,8 @@ pub(super) struct Writer {
     pub seg: u64,
     pub file: Box<dyn LogFile>,
     pub offset: u64,
-    /// Live persistent messages, for checkpoints.
-    pub live: HashMap<u64, LiveMsg>,
+    /// Where the live persistent messages are, for checkpoints and paged-out reads.
+    pub index: Arc<LogIndex>,
     pub live_bytes: u64,
     pub max_seq: u64,
     pub since_ckpt: u64,
@@ -87,8 +87,9 @@ impl Failure {
     }
 }
 
-pub(super) fn entry_size(m: &LiveMsg) -> u64 {
-    m.msg.body.len() as u64 + 256
+/// What a message weighs in a checkpoint: its body plus an allowance for the descriptor.
+pub(super) fn entry_size(body_len: usize) -> u32 {
+    u32::try_from(body_len + 256).unwrap_or(u32::MAX)
 }
 
 impl Writer {
@@ -105,12 +106,21 @@ impl Writer {
                 std::mem::take(&mut ib.reqs)
             };
             let outcome = self.write_batch(&batch);
-            if outcome.is_ok() {
-                for r in &mut batch {
-                    self.apply(std::mem::take(&mut r.ops));
+            if let Ok(at) = &outcome {
+                let seg = self.seg;
+                let index = self.index.clone();
+                let mut live = index.live.lock();
+                for (r, (off, len)) in batch.iter_mut().zip(at) {
+                    let ops = std::mem::take(&mut r.ops);
+                    self.apply(&mut live, ops, FileId::Seg(seg), *off, *len);
                 }
             }
-            let result = || -> Outcome { outcome.as_ref().map_err(Failure::error).copied() };
+            let result = || -> Outcome {
+                outcome
+                    .as_ref()
+                    .map(|_| ())
+                    .map_err(Failure::error)
+            };
             // Blocked committers first (they are other threads, which can run meanwhile),
             // then the completions, here, in log order.
             let mut then = Vec::new();
@@ -146,49 +156,64 @@ impl Writer {
         }
     }
 
-    fn apply(&mut self, ops: Vec<Op>) {
-        for op in ops {
+    /// Index the ops of the record at `off` (payload `len` bytes) in `file`.
+    fn apply(
+        &mut self,
+        live: &mut std::collections::HashMap<u64, LiveEntry>,
+        ops: Vec<Op>,
+        file: FileId,
+        off: u64,
+        len: u32,
+    ) {
+        for (i, op) in ops.into_iter().enumerate() {
             match op {
-                Op::Put {
-                    seq,
-                    queue,
-                    expire_ms,
-                    msg,
-                } => {
-                    let m = LiveMsg {
-                        queue,
-                        expire_ms,
-                        msg,
+                Op::Put { seq, msg, .. } => {
+                    let size = entry_size(msg.body.len());
+                    let loc = Loc {
+                        file,
+                        off,
+                        len,
+                        op: i as u32,
                     };
-                    self.live_bytes += entry_size(&m);
+                    self.live_bytes += u64::from(size);
                     self.max_seq = self.max_seq.max(seq);
-                    self.live.insert(seq, m);
+                    let e = LiveEntry {
+                        loc,
+                        size,
+                        backout: None,
+                    };
+                    if let Some(old) = live.insert(seq, e) {
+                        self.live_bytes -= u64::from(old.size);
+                    }
                 }
                 Op::Remove { seq } => {
-                    if let Some(m) = self.live.remove(&seq) {
-                        self.live_bytes -= entry_size(&m);
+                    if let Some(e) = live.remove(&seq) {
+                        self.live_bytes -= u64::from(e.size);
                     }
                 }
                 Op::Backout { seq, count } => {
-                    if let Some(m) = self.live.get_mut(&seq) {
-                        m.msg.md.backout_count = count;
+                    if let Some(e) = live.get_mut(&seq) {
+                        e.backout = Some(count);
                     }
                 }
             }
         }
     }
 
-    /// Write every request as one record each, then one fdatasync for all of them.
-    fn write_batch(&mut self, batch: &[Req]) -> Result<(), Failure> {
+    /// Write every request as one record each, then one fdatasync for all of them. Returns
+    /// each record's offset and payload length.
+    fn write_batch(&mut self, batch: &[Req]) -> Result<Vec<(u64, u32)>, Failure> {
         if let Some(p) = &self.poisoned {
             return Err(p.clone());
         }
         let start = self.offset;
         let mut written = 0u64;
+        let mut at = Vec::with_capacity(batch.len());
         let res = (|| -> io::Result<()> {
             self.buf.clear();
             for r in batch {
                 let parts = format::commit_payload(&r.ops);
+                at.push((start + written, parts.len as u32));
                 self.buf
                     .extend_from_slice(&format::header(self.seg, &parts));
                 written += (format::HEADER + parts.len) as u64;
@@ -240,7 +265,7 @@ impl Writer {
         c.syncs.fetch_add(1, Ordering::Relaxed);
         c.records.fetch_add(batch.len() as u64, Ordering::Relaxed);
         c.bytes.fetch_add(written, Ordering::Relaxed);
-        Ok(())
+        Ok(at)
     }
 
     /// Zero-fill the fresh segment from `end` (the batch's end, the file position) to the
@@ -327,8 +352,10 @@ impl Writer {
         if let Some(t) = self.ckpt_thread.take() {
             let _ = t.join();
         }
-        let mut snapshot: Vec<(u64, LiveMsg)> =
-            self.live.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let mut snapshot: Vec<(u64, LiveEntry)> = {
+            let live = self.index.live.lock();
+            live.iter().map(|(k, v)| (*k, *v)).collect()
+        };
         snapshot.sort_unstable_by_key(|(k, _)| *k);
         self.since_ckpt = 0;
         let (fs, dir, seg, next_seq) = (
@@ -343,13 +370,17 @@ impl Writer {
             self.cfg.free_segments,
         );
         let shared = self.shared.clone();
+        let index = self.index.clone();
         let t = std::thread::Builder::new()
             .name("qm-checkpoint".into())
             .spawn(move || {
-                match write_checkpoint(&*fs, &dir, seg, next_seq, &snapshot) {
-                    Ok(()) => {
+                match write_checkpoint(&*fs, &dir, seg, next_seq, &index, &snapshot) {
+                    Ok(moves) => {
                         shared.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
-                        super::recover::release_before(&*fs, &dir, seg, &free, keep);
+                        index.relocate(&moves);
+                        index.releasing(|| {
+                            super::recover::release_before(&*fs, &dir, seg, &free, keep)
+                        });
                     }
                     Err(e) => tracing::error!("checkpoint at segment {seg} failed (log kept): {e}"),
                 }
