@@ -21,6 +21,7 @@ mod ops;
 mod paging;
 mod queue;
 pub mod rest;
+mod stats;
 mod uow;
 pub mod wal;
 
@@ -29,6 +30,7 @@ pub use manager::{InputHandle, QmConfig, QueueManager, validate_name};
 pub use model::*;
 pub use ops::put_date_time;
 pub use paging::MemoryWindow;
+pub use stats::{QueueStats, StorageStats};
 pub use uow::UnitOfWork;
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::error::{QmError, Result};
 use crate::fs::{self, Filesystem, StdFs};
 use crate::model::{Persistence, QueueDef, QueueKind};
-use crate::paging::{Entry, MemoryWindow, Pager, Paged};
+use crate::paging::{Entry, MemoryWindow, Paged, Pager};
 use crate::queue::{Queue, now_ms};
 use crate::wal::{Op, Wal, WalConfig, WalStats};
 
@@ -578,6 +578,11 @@ impl QueueManager {
     /// Log counters (None for an in-memory queue manager).
     pub fn log_stats(&self) -> Option<WalStats> {
         self.wal.as_ref().map(|w| w.stats())
+    }
+
+    /// The directory this queue manager keeps its data in (`None` in memory).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
     /// Stop: refuse new work, wake waiting getters, flush and stop the log writer.

@@ -257,8 +257,17 @@ impl Pager {
         }
     }
 
+    /// Persistent messages live in the log.
+    pub fn log_live(&self) -> usize {
+        self.log.live.lock().len()
+    }
+
     /// Bytes in the spill file.
     pub fn spill_bytes(&self) -> u64 {
         self.spill.lock().end
     }
 }
+
+#[cfg(test)]
+#[path = "paging_tests.rs"]
+mod tests;

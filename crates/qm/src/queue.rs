@@ -41,6 +41,9 @@ pub(crate) struct QueueState {
     /// Messages held whole in memory, and their body bytes.
     mem: usize,
     mem_bytes: usize,
+    /// Body bytes of every message, and of those on disk (persistent or spilled).
+    bytes: usize,
+    disk_bytes: usize,
     by_correl: HashMap<MsgId, BTreeSet<Key>>,
     by_msgid: HashMap<MsgId, BTreeSet<Key>>,
     /// Messages with an expiry (skip the clock when zero).
@@ -132,6 +135,8 @@ impl Queue {
                 pager,
                 mem: 0,
                 mem_bytes: 0,
+                bytes: 0,
+                disk_bytes: 0,
                 by_correl: HashMap::new(),
                 by_msgid: HashMap::new(),
                 expiring: 0,
@@ -398,7 +403,11 @@ impl QueueState {
     /// message on disk, only its entry here).
     pub fn insert(&mut self, key: Key, slot: Slot) {
         let entry = match &self.pager {
-            Some(p) if !p.window.has_room(self.mem, self.mem_bytes, slot.msg.body.len()) => {
+            Some(p)
+                if !p
+                    .window
+                    .has_room(self.mem, self.mem_bytes, slot.msg.body.len()) =>
+            {
                 p.page_out(key.1, slot)
             }
             _ => Entry::Mem(Box::new(slot)),
@@ -414,19 +423,33 @@ impl QueueState {
         if entry.expire_ms() != 0 {
             self.expiring += 1;
         }
-        if let Entry::Mem(s) = &entry {
-            self.mem += 1;
-            self.mem_bytes += s.msg.body.len();
-        }
+        self.count(&entry);
         if let Some(old) = self.msgs.insert(key, entry) {
             self.uncount(&old);
         }
     }
 
+    fn count(&mut self, e: &Entry) {
+        let len = e.body_len();
+        self.bytes += len;
+        if matches!(e, Entry::Paged(_)) || e.persistent() {
+            self.disk_bytes += len;
+        }
+        if matches!(e, Entry::Mem(_)) {
+            self.mem += 1;
+            self.mem_bytes += len;
+        }
+    }
+
     fn uncount(&mut self, e: &Entry) {
-        if let Entry::Mem(s) = e {
+        let len = e.body_len();
+        self.bytes -= len;
+        if matches!(e, Entry::Paged(_)) || e.persistent() {
+            self.disk_bytes -= len;
+        }
+        if matches!(e, Entry::Mem(_)) {
             self.mem -= 1;
-            self.mem_bytes -= s.msg.body.len();
+            self.mem_bytes -= len;
         }
     }
 
@@ -597,6 +620,8 @@ impl QueueState {
         self.expiring = 0;
         self.mem = 0;
         self.mem_bytes = 0;
+        self.bytes = 0;
+        self.disk_bytes = 0;
         std::mem::take(&mut self.msgs).into_iter().collect()
     }
 
@@ -641,16 +666,39 @@ impl QueueState {
                     self.insert_entry(k, Entry::Mem(Box::new(slot)));
                 }
                 Err(e) => {
-                    tracing::warn!("queue {}: message {} stays paged out: {e}", self.def.name, k.1);
+                    tracing::warn!(
+                        "queue {}: message {} stays paged out: {e}",
+                        self.def.name,
+                        k.1
+                    );
                     break;
                 }
             }
         }
     }
 
-    /// Messages held whole in memory and their body bytes.
-    pub fn in_memory(&self) -> (usize, usize) {
-        (self.mem, self.mem_bytes)
+    /// What the operator sees of this queue (see [`crate::QueueStats`]).
+    pub fn stats(&self) -> crate::stats::QueueStats {
+        // Sequence numbers grow with every put, so the oldest message is the one with the
+        // lowest, the first of one of the ten priorities.
+        let oldest = (0..=9u8)
+            .filter_map(|p| self.msgs.range((p, 0)..=(p, u64::MAX)).next())
+            .min_by_key(|(k, _)| k.1);
+        let oldest_put = oldest.and_then(|(k, e)| match e {
+            Entry::Mem(s) => crate::stats::put_ms(&s.msg.md),
+            Entry::Paged(pg) => {
+                let p = self.pager.as_ref()?;
+                crate::stats::put_ms(&p.read(k.1, pg).ok()?.msg.md)
+            }
+        });
+        crate::stats::QueueStats {
+            depth: self.msgs.len(),
+            bytes: self.bytes as u64,
+            bytes_on_disk: self.disk_bytes as u64,
+            in_memory: self.mem,
+            in_memory_bytes: self.mem_bytes as u64,
+            oldest_age_ms: oldest_put.map(|t| now_ms().saturating_sub(t)),
+        }
     }
 }
 

@@ -1,4 +1,6 @@
-//! Model test: random put / get / unit-of-work / crash sequences against a simple model.
+//! Model test: random put / get / browse / unit-of-work / crash sequences against a simple
+//! model. Each queue's memory window is 4 messages, so messages are paged out to disk and
+//! read back (from the log or the spill file) in almost every case.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -20,6 +22,9 @@ enum Step {
         q: usize,
         in_uow: bool,
     },
+    Browse {
+        q: usize,
+    },
     Commit,
     Rollback,
     Crash {
@@ -31,6 +36,7 @@ fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         4 => (0..2usize, any::<bool>(), any::<bool>()).prop_map(|(q, persistent, in_uow)| Step::Put { q, persistent, in_uow }),
         3 => (0..2usize, any::<bool>()).prop_map(|(q, in_uow)| Step::Get { q, in_uow }),
+        1 => (0..2usize).prop_map(|q| Step::Browse { q }),
         1 => Just(Step::Commit),
         1 => Just(Step::Rollback),
         1 => (0..64u64).prop_map(|keep_torn| Step::Crash { keep_torn }),
@@ -70,6 +76,10 @@ fn run(steps: Vec<Step>) {
             segment_size: 4096,
             checkpoint_min_bytes: 8192,
             free_segments: 2,
+        },
+        window: MemoryWindow {
+            msgs: 4,
+            bytes: 1 << 20,
         },
         ..QmConfig::default()
     };
@@ -137,6 +147,22 @@ fn run(steps: Vec<Step>) {
                 if let (true, Some((k, w))) = (in_uow, want) {
                     m.pending_gets.push((q, k, w));
                 }
+            }
+            Step::Browse { q } => {
+                let mut cursor = BrowseCursor::default();
+                let mut seen = Vec::new();
+                while let Some(g) = qm
+                    .browse(QS[q], &GetOptions::new(), &mut cursor)
+                    .expect("browse")
+                {
+                    let id = String::from_utf8_lossy(&g.body).trim_end().to_string();
+                    seen.push((id, g.md.backout_count));
+                }
+                let want: Vec<(String, u32)> = m.queues[q]
+                    .values()
+                    .map(|i| (i.id.to_string(), i.backout))
+                    .collect();
+                assert_eq!(seen, want, "browse of {}", QS[q]);
             }
             Step::Commit => {
                 if let Some(u) = uow.take() {

@@ -66,7 +66,7 @@ pub(crate) struct LiveEntry {
 pub(crate) struct LogIndex {
     fs: Arc<dyn Filesystem>,
     dir: PathBuf,
-    pub(super) live: Mutex<HashMap<u64, LiveEntry>>,
+    pub(crate) live: Mutex<HashMap<u64, LiveEntry>>,
     /// Held shared while a record is read, exclusively while files are released (deleted or
     /// recycled), so that a reader never reads a file that was reused under its name.
     files: RwLock<()>,

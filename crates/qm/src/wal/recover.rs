@@ -139,9 +139,7 @@ impl Stream {
             self.base += self.pos as u64;
             self.pos = 0;
             let want = STREAM_CHUNK.max(n - self.buf.len());
-            let got = self
-                .file
-                .read_at(self.base + self.buf.len() as u64, want)?;
+            let got = self.file.read_at(self.base + self.buf.len() as u64, want)?;
             self.eof = got.len() < want;
             self.buf.extend_from_slice(&got);
         }

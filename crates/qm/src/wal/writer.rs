@@ -115,12 +115,7 @@ impl Writer {
                     self.apply(&mut live, ops, FileId::Seg(seg), *off, *len);
                 }
             }
-            let result = || -> Outcome {
-                outcome
-                    .as_ref()
-                    .map(|_| ())
-                    .map_err(Failure::error)
-            };
+            let result = || -> Outcome { outcome.as_ref().map(|_| ()).map_err(Failure::error) };
             // Blocked committers first (they are other threads, which can run meanwhile),
             // then the completions, here, in log order.
             let mut then = Vec::new();
