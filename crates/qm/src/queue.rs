@@ -44,8 +44,8 @@ pub(crate) struct QueueState {
     /// Body bytes of every message, and of those on disk (persistent or spilled).
     bytes: usize,
     disk_bytes: usize,
-    by_correl: HashMap<MsgId, BTreeSet<Key>>,
-    by_msgid: HashMap<MsgId, BTreeSet<Key>>,
+    by_correl: HashMap<MsgId, Keys>,
+    by_msgid: HashMap<MsgId, Keys>,
     /// Messages with an expiry (skip the clock when zero).
     expiring: usize,
     /// Puts accepted but not yet visible (uncommitted, or waiting for the log).
@@ -353,6 +353,67 @@ impl Queue {
     }
 }
 
+/// The keys of the messages with one MsgId or CorrelId. Most ids belong to one message
+/// (MsgIds are unique, a reply's CorrelId is its request's): held inline, a deep queue's
+/// index costs no allocation per message.
+#[derive(Debug)]
+enum Keys {
+    One(Key),
+    Many(BTreeSet<Key>),
+}
+
+impl Keys {
+    fn add(idx: &mut HashMap<MsgId, Keys>, id: MsgId, key: Key) {
+        match idx.get_mut(&id) {
+            None => {
+                idx.insert(id, Keys::One(key));
+            }
+            Some(Keys::One(k)) => {
+                let k = *k;
+                idx.insert(id, Keys::Many(BTreeSet::from([k, key])));
+            }
+            Some(Keys::Many(set)) => {
+                set.insert(key);
+            }
+        }
+    }
+
+    fn drop(idx: &mut HashMap<MsgId, Keys>, id: MsgId, key: &Key) {
+        let empty = match idx.get_mut(&id) {
+            None => false,
+            Some(Keys::One(k)) => k == key,
+            Some(Keys::Many(set)) => {
+                set.remove(key);
+                match set.len() {
+                    0 => true,
+                    1 => {
+                        if let Some(k) = set.pop_first() {
+                            idx.insert(id, Keys::One(k));
+                        }
+                        false
+                    }
+                    _ => false,
+                }
+            }
+        };
+        if empty {
+            idx.remove(&id);
+        }
+    }
+
+    fn range<'a>(
+        &'a self,
+        range: (std::ops::Bound<Key>, std::ops::Bound<Key>),
+    ) -> Box<dyn Iterator<Item = &'a Key> + 'a> {
+        match self {
+            Keys::One(k) => Box::new(
+                std::iter::once(k).filter(move |k| std::ops::RangeBounds::contains(&range, *k)),
+            ),
+            Keys::Many(set) => Box::new(set.range(range)),
+        }
+    }
+}
+
 fn ids_match(o: &GetOptions, e: &Entry) -> bool {
     let (msg_id, correl_id, group_id) = e.ids();
     o.msg_id.is_none_or(|id| *msg_id == id)
@@ -418,8 +479,9 @@ impl QueueState {
     /// Add an entry as it is (recovery, and putting back what a failed clear removed).
     pub fn insert_entry(&mut self, key: Key, entry: Entry) {
         let (msg_id, correl_id, _) = entry.ids();
-        self.by_correl.entry(*correl_id).or_default().insert(key);
-        self.by_msgid.entry(*msg_id).or_default().insert(key);
+        let (msg_id, correl_id) = (*msg_id, *correl_id);
+        Keys::add(&mut self.by_correl, correl_id, key);
+        Keys::add(&mut self.by_msgid, msg_id, key);
         if entry.expire_ms() != 0 {
             self.expiring += 1;
         }
@@ -456,17 +518,9 @@ impl QueueState {
     fn remove(&mut self, key: &Key) -> Option<Entry> {
         let entry = self.msgs.remove(key)?;
         let (msg_id, correl_id, _) = entry.ids();
-        for (idx, id) in [
-            (&mut self.by_correl, *correl_id),
-            (&mut self.by_msgid, *msg_id),
-        ] {
-            if let Some(set) = idx.get_mut(&id) {
-                set.remove(key);
-                if set.is_empty() {
-                    idx.remove(&id);
-                }
-            }
-        }
+        let (msg_id, correl_id) = (*msg_id, *correl_id);
+        Keys::drop(&mut self.by_correl, correl_id, key);
+        Keys::drop(&mut self.by_msgid, msg_id, key);
         if entry.expire_ms() != 0 {
             self.expiring -= 1;
         }
@@ -509,12 +563,12 @@ impl QueueState {
                 // queue does not scan it.
                 let keys: Box<dyn Iterator<Item = &Key>> = if let Some(id) = o.correl_id {
                     match self.by_correl.get(&id) {
-                        Some(s) => Box::new(s.range(range)),
+                        Some(s) => s.range(range),
                         None => return None,
                     }
                 } else if let Some(id) = o.msg_id {
                     match self.by_msgid.get(&id) {
-                        Some(s) => Box::new(s.range(range)),
+                        Some(s) => s.range(range),
                         None => return None,
                     }
                 } else {
