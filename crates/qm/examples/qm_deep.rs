@@ -120,7 +120,8 @@ fn main() {
                 .map(|c| {
                     let (addr, done) = (addr.clone(), done.clone());
                     std::thread::spawn(move || {
-                        let mut cl = Client::connect(&addr, Credentials::default()).expect("connect");
+                        let mut cl =
+                            Client::connect(&addr, Credentials::default()).expect("connect");
                         for i in 0..per {
                             let mut m = Message::new(body(c, i, len));
                             m.md.persistence = Persistence::Persistent;
@@ -174,7 +175,10 @@ fn main() {
                 let i = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes"));
                 assert!(c < clients, "message from an unknown client {c}");
                 assert_eq!(i, next[c as usize], "client {c}: out of order or twice");
-                assert!(b == &body(c, i, len)[..], "client {c} message {i}: body differs");
+                assert!(
+                    b == &body(c, i, len)[..],
+                    "client {c} message {i}: body differs"
+                );
                 next[c as usize] += 1;
                 got += 1;
             }

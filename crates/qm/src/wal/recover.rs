@@ -443,25 +443,10 @@ pub(super) fn open(
         .live
         .lock()
         .extend(st.live.iter().map(|(k, v)| (*k, v.entry)));
-    if replay.len() > 1 {
-        // Several segments survive (e.g. after restarts): fold them into a checkpoint now so
-        // the log never grows with the number of restarts.
-        let mut snap: Vec<(u64, LiveEntry)> = st.live.iter().map(|(k, v)| (*k, v.entry)).collect();
-        snap.sort_unstable_by_key(|(k, _)| *k);
-        match write_checkpoint(&*fs, dir, seg, st.max_seq + 1, &index, &snap) {
-            Ok(moves) => {
-                index.relocate(&moves);
-                index.releasing(|| release_before(&*fs, dir, seg, &free, cfg.free_segments));
-                since = 0;
-            }
-            Err(e) => {
-                // Not needed for correctness (the segments stay): e.g. a full disk must not
-                // stop the queue manager from opening.
-                tracing::warn!("checkpoint at open failed, log segments kept: {e}");
-                let _ = fs.remove(&ckpt_path(dir, seg).with_extension("tmp"));
-            }
-        }
-    }
+    // Several segments survive (e.g. after restarts): the writer folds them into a checkpoint
+    // as soon as it runs, so the log never grows with the number of restarts. In the
+    // background: copying a deep backlog must not delay the queue manager's start.
+    let fold_at_start = replay.len() > 1;
     let live_bytes = st.live.values().map(|v| u64::from(v.entry.size)).sum();
     let rec = Recovered {
         msgs: st.live.into_iter().map(|(k, v)| (k, v.summary)).collect(),
@@ -488,6 +473,7 @@ pub(super) fn open(
         poisoned: None,
         buf: Vec::with_capacity(64 * 1024),
         zeroed_to,
+        fold_at_start,
     };
     Ok((w, rec))
 }

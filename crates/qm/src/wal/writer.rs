@@ -43,6 +43,8 @@ pub(super) struct Writer {
     /// The segment's blocks below this offset are written (a fresh segment is only sized,
     /// so its blocks are allocated as the log reaches them; see [`Writer::zero_ahead`]).
     pub zeroed_to: u64,
+    /// Several segments survived the last run: fold them into a checkpoint once running.
+    pub fold_at_start: bool,
 }
 
 /// How far ahead of the log's end a fresh segment is zero-filled at a time.
@@ -94,6 +96,9 @@ pub(super) fn entry_size(body_len: usize) -> u32 {
 
 impl Writer {
     pub fn run(mut self) {
+        if std::mem::take(&mut self.fold_at_start) {
+            self.start_checkpoint();
+        }
         loop {
             let mut batch = {
                 let mut ib = self.shared.inbox.lock();
@@ -341,6 +346,12 @@ impl Writer {
         if self.since_ckpt < self.cfg.checkpoint_min_bytes || self.since_ckpt < self.live_bytes {
             return;
         }
+        self.start_checkpoint();
+    }
+
+    /// Checkpoint everything before the current segment in the background (unless one is
+    /// running already).
+    fn start_checkpoint(&mut self) {
         if self.ckpt_busy.swap(true, Ordering::AcqRel) {
             return;
         }
