@@ -288,3 +288,50 @@ fn queue_stats_give_the_oldest_message_age_also_when_it_is_paged_out() {
     assert!(age > 300 * 86_400_000, "age {age} ms");
     assert!(qm.storage_stats().log_disk_bytes > 0);
 }
+
+#[test]
+fn a_full_disk_at_depth_refuses_persistent_puts_loses_nothing_and_service_resumes() {
+    let dir = tmpdir("full");
+    let _c = Cleanup(dir.clone());
+    let fs = FaultFs::new();
+    let qm = QueueManager::open(
+        &dir,
+        QmConfig {
+            fs: Arc::new(fs.clone()),
+            ..cfg()
+        },
+    )
+    .expect("open");
+    qm.define(QueueDef::local("Q")).expect("define");
+    put_all(&qm, 50, |i| i % 2 == 0);
+    fs.faults().lock().space_left = Some(20_000);
+    let mut acked = 50;
+    let err = loop {
+        match qm.put("Q", msg(acked, acked % 2 == 0), &PutOptions::default()) {
+            Ok(_) => acked += 1,
+            Err(e) => break e,
+        }
+        assert!(acked < 10_000, "the disk never filled up");
+    };
+    assert_eq!(err.reason_code(), 2192, "{err}");
+    // Non-persistent messages that cannot be spilled stay whole in memory.
+    let more = acked + 1;
+    for i in more..more + 5 {
+        qm.put("Q", msg(i, false), &PutOptions::default())
+            .expect("a non-persistent put needs no disk");
+    }
+    let s = qm.queue_stats("Q").expect("stats");
+    assert!(
+        s.in_memory > 3,
+        "unspillable messages kept in memory: {s:?}"
+    );
+    fs.faults().lock().space_left = None;
+    qm.put("Q", msg(more + 5, true), &PutOptions::default())
+        .expect("puts resume once there is space");
+    let want: Vec<usize> = (0..acked).chain(more..more + 6).collect();
+    let got = drain(&qm);
+    assert_eq!(got.iter().map(index_of).collect::<Vec<_>>(), want);
+    for m in &got {
+        assert_eq!(&m.body[..], &body(index_of(m))[..]);
+    }
+}
