@@ -335,3 +335,27 @@ fn a_full_disk_at_depth_refuses_persistent_puts_loses_nothing_and_service_resume
         assert_eq!(&m.body[..], &body(index_of(m))[..]);
     }
 }
+
+#[test]
+fn log_space_is_released_after_a_deep_queue_is_drained_without_further_traffic() {
+    let dir = tmpdir("reclaim");
+    let _c = Cleanup(dir.clone());
+    let qm = open(&dir);
+    put_all(&qm, 400, |_| true);
+    let full = qm.storage_stats().log_disk_bytes;
+    assert!(full > 150_000, "log holds the backlog: {full}");
+    drain(&qm);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = qm.storage_stats().log_disk_bytes;
+        // The current segment, the spare and a near-empty checkpoint.
+        if now <= 3 * 16 * 1024 + 4096 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "log still {now} bytes after the drain (was {full})"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

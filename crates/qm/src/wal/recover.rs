@@ -466,6 +466,7 @@ pub(super) fn open(
         live_bytes,
         max_seq: st.max_seq,
         since_ckpt: since,
+        ckpt_bytes: live_bytes,
         free,
         ckpt_busy: Arc::new(AtomicBool::new(false)),
         ckpt_thread: None,

@@ -32,6 +32,8 @@ pub(super) struct Writer {
     pub live_bytes: u64,
     pub max_seq: u64,
     pub since_ckpt: u64,
+    /// About how much the newest checkpoint holds (what it copied, as counted in `live_bytes`).
+    pub ckpt_bytes: u64,
     pub free: Arc<Mutex<Vec<PathBuf>>>,
     pub ckpt_busy: Arc<AtomicBool>,
     pub ckpt_thread: Option<JoinHandle<()>>,
@@ -46,6 +48,10 @@ pub(super) struct Writer {
     /// Several segments survived the last run: fold them into a checkpoint once running.
     pub fold_at_start: bool,
 }
+
+/// How often an idle writer looks again whether dead log can be reclaimed (a checkpoint
+/// may still be running).
+const RECLAIM_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How far ahead of the log's end a fresh segment is zero-filled at a time.
 const ZERO_AHEAD: u64 = 1 << 20;
@@ -100,16 +106,26 @@ impl Writer {
             self.start_checkpoint();
         }
         loop {
-            let mut batch = {
-                let mut ib = self.shared.inbox.lock();
-                while ib.reqs.is_empty() && !ib.stop {
+            let mut ib = self.shared.inbox.lock();
+            while ib.reqs.is_empty() && !ib.stop {
+                if !self.dead_log() {
                     self.shared.wake.wait(&mut ib);
-                }
-                if ib.reqs.is_empty() {
+                } else if self.shared.wake.wait_for(&mut ib, RECLAIM_POLL).timed_out()
+                    && self.reclaim_due()
+                {
                     break;
                 }
-                std::mem::take(&mut ib.reqs)
-            };
+            }
+            if ib.reqs.is_empty() {
+                if ib.stop {
+                    break;
+                }
+                drop(ib);
+                self.reclaim();
+                continue;
+            }
+            let mut batch = std::mem::take(&mut ib.reqs);
+            drop(ib);
             let outcome = self.write_batch(&batch);
             if let Ok(at) = &outcome {
                 let seg = self.seg;
@@ -149,6 +165,9 @@ impl Writer {
                     "log segment roll failed, continuing in segment {}: {e}",
                     self.seg
                 );
+            }
+            if self.reclaim_due() {
+                self.reclaim();
             }
         }
         if let Some(t) = self.ckpt_thread.take() {
@@ -342,6 +361,36 @@ impl Writer {
         Ok(())
     }
 
+    /// Most of the log on disk is dead: messages put in bulk and since got (a drained
+    /// backlog), with too little traffic after them to fill segments and trigger the usual
+    /// checkpoint. Three quarters dead, and at least `checkpoint_min_bytes` of log.
+    fn dead_log(&self) -> bool {
+        let on_disk = self.since_ckpt + self.ckpt_bytes;
+        self.poisoned.is_none()
+            && on_disk >= self.cfg.checkpoint_min_bytes
+            && on_disk / 4 > self.live_bytes
+    }
+
+    /// [`Writer::dead_log`], and no checkpoint is running.
+    fn reclaim_due(&self) -> bool {
+        self.dead_log() && !self.ckpt_busy.load(Ordering::Acquire)
+    }
+
+    /// Close the current segment early (unless it is empty) and checkpoint what precedes it,
+    /// so that the dead log is released.
+    fn reclaim(&mut self) {
+        if self.offset > 0
+            && let Err(e) = self.roll()
+        {
+            tracing::warn!("log segment roll to reclaim space failed: {e}");
+            // Not again until more is written.
+            self.since_ckpt = 0;
+            self.ckpt_bytes = 0;
+            return;
+        }
+        self.start_checkpoint();
+    }
+
     fn maybe_checkpoint(&mut self) {
         if self.since_ckpt < self.cfg.checkpoint_min_bytes || self.since_ckpt < self.live_bytes {
             return;
@@ -364,6 +413,7 @@ impl Writer {
         };
         snapshot.sort_unstable_by_key(|(k, _)| *k);
         self.since_ckpt = 0;
+        self.ckpt_bytes = snapshot.iter().map(|(_, e)| u64::from(e.size)).sum();
         let (fs, dir, seg, next_seq) = (
             self.fs.clone(),
             self.dir.clone(),
