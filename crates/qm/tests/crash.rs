@@ -1,4 +1,5 @@
-//! The queue manager's log under kill -9 with tiny segments: the same load, kills and checks
+//! The queue manager's log under kill -9 with tiny segments and a memory window of 16
+//! messages: the same load, kills and checks
 //! as the server's crash test (`crates/sluice/tests/crash.rs`, which includes this test's
 //! `crash_load` module), against `qm-crashd` with 256 KiB log segments, so that segment rolls, recycling
 //! and size-triggered checkpoints happen many times per cycle and kills land in them. The
@@ -19,6 +20,9 @@ use crash_load::{Plan, Process};
 const DEFAULT_CYCLES: u64 = 5;
 /// Log segment size given to qm-crashd: a few hundred messages per segment.
 const SEGMENT_BYTES: &str = "262144";
+/// Memory window given to qm-crashd: the queue's backlog is deeper, so kills also land while
+/// messages are paged out and read back.
+const WINDOW_MSGS: &str = "16";
 
 #[test]
 fn queue_manager_killed_under_load_with_tiny_log_segments_loses_and_duplicates_nothing() {
@@ -35,7 +39,7 @@ fn queue_manager_killed_under_load_with_tiny_log_segments_loses_and_duplicates_n
 
     let outcome = crash_load::run(plan, |what| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_qm-crashd"));
-        cmd.arg(&data).arg("0").arg(SEGMENT_BYTES);
+        cmd.arg(&data).arg("0").arg(SEGMENT_BYTES).arg(WINDOW_MSGS);
         Process::spawn(
             &mut cmd,
             &log,

@@ -1,7 +1,8 @@
 //! Serves a queue manager over the client protocol, for crash testing.
 //!
-//! Usage: `qm-crashd DATA_DIR PORT [SEGMENT_BYTES]` (PORT 0 picks a free one; a small
-//! SEGMENT_BYTES makes segment rolls, recycling and checkpoints happen under the crash load).
+//! Usage: `qm-crashd DATA_DIR PORT [SEGMENT_BYTES [WINDOW_MSGS]]` (PORT 0 picks a free one; a
+//! small SEGMENT_BYTES makes segment rolls, recycling and checkpoints happen under the crash
+//! load, a small WINDOW_MSGS makes the queue page messages out to disk and back).
 //! Defines the queue `CRASH.Q` when missing, prints `READY <port>` on stdout once listening,
 //! and serves until killed.
 
@@ -12,8 +13,8 @@ use sluice_qm::{QmConfig, QueueDef, QueueManager};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if !(3..=4).contains(&args.len()) {
-        eprintln!("usage: qm-crashd DATA_DIR PORT [SEGMENT_BYTES]");
+    if !(3..=5).contains(&args.len()) {
+        eprintln!("usage: qm-crashd DATA_DIR PORT [SEGMENT_BYTES [WINDOW_MSGS]]");
         std::process::exit(2);
     }
     let mut cfg = QmConfig::default();
@@ -25,6 +26,15 @@ fn main() {
             }
             _ => {
                 eprintln!("bad SEGMENT_BYTES '{seg}' (at least 4096)");
+                std::process::exit(2);
+            }
+        }
+    }
+    if let Some(w) = args.get(4) {
+        match w.parse::<usize>() {
+            Ok(n) if n > 0 => cfg.window.msgs = n,
+            _ => {
+                eprintln!("bad WINDOW_MSGS '{w}' (at least 1)");
                 std::process::exit(2);
             }
         }
