@@ -52,6 +52,10 @@
 //!    new segment.
 //! 6. Sequence numbers (`seq`) are unique for the life of the data directory: after recovery
 //!    they continue above every sequence number still referenced.
+//! 7. The log index ([`LogIndex`]) names, for every live persistent message, a record that
+//!    holds its PUT in a file that exists: an entry is added only after its record is synced,
+//!    a checkpoint (one COMMIT record per message) moves the entries it copied only once it
+//!    is durable, and files are released only after that, with no reader inside one.
 
 mod format;
 mod index;
