@@ -4,6 +4,7 @@
 
 pub mod core;
 pub mod domains;
+pub mod fields;
 pub mod reset;
 pub mod routing;
 pub mod terminals;

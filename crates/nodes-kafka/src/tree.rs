@@ -7,7 +7,8 @@
 
 use rdkafka::message::Headers;
 use sluice_node_api::{Message, NodeError, Tree};
-use sluice_tree::{NodeId, Text, Value, field_type};
+use sluice_nodes_core::fields::{field, folder, text};
+use sluice_tree::{NodeId, Value, field_type};
 
 /// `LocalEnvironment.Kafka.Input` for a received message. A key or header value that is not
 /// UTF-8 is kept as a BLOB.
@@ -152,32 +153,6 @@ fn bytes_value(t: &mut Tree, b: &[u8]) -> Value {
     }
 }
 
-fn folder(t: &mut Tree, parent: NodeId, name: &'static str) -> Result<NodeId, NodeError> {
-    Ok(t.create_last_child(
-        parent,
-        field_type::NAME,
-        Text::from_static(name),
-        Value::Null,
-    )?)
-}
-
-fn field(t: &mut Tree, parent: NodeId, name: &'static str, v: Value) -> Result<(), NodeError> {
-    t.create_last_child(parent, field_type::NAME_VALUE, Text::from_static(name), v)?;
-    Ok(())
-}
-
-/// A field's value as text, whatever its type.
-fn text(t: &Tree, id: NodeId) -> Option<String> {
-    match t.value(id) {
-        Value::Character(s) => Some(t.str(s).into_owned()),
-        Value::Integer(i) => Some(i.to_string()),
-        Value::Null => None,
-        _ => t
-            .value_bytes(id)
-            .map(|b| String::from_utf8_lossy(b).into_owned()),
-    }
-}
-
 /// A field's value as the bytes Kafka carries: a string's UTF-8, a BLOB's bytes.
 fn bytes(t: &Tree, id: NodeId) -> Option<Vec<u8>> {
     match t.value(id) {
@@ -204,6 +179,7 @@ fn integer<T: TryFrom<i64>>(t: &Tree, id: NodeId, what: &str) -> Result<T, NodeE
 mod tests {
     use super::*;
     use rdkafka::message::{Header, OwnedHeaders, OwnedMessage, Timestamp};
+    use sluice_tree::Text;
 
     #[test]
     fn write_input_lays_out_the_product_fields_when_a_message_has_key_and_headers() {

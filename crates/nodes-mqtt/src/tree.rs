@@ -3,7 +3,8 @@
 //! written by it. Sluice adds MQTT 5's user properties and content type, and the packet id.
 
 use sluice_node_api::{Message, NodeError, Tree};
-use sluice_tree::{NodeId, Text, Value, field_type};
+use sluice_nodes_core::fields::{field, folder, text};
+use sluice_tree::{Value, field_type};
 
 use crate::connection::{Qos, Received};
 
@@ -122,36 +123,10 @@ pub fn write_written(
     Ok(())
 }
 
-fn folder(t: &mut Tree, parent: NodeId, name: &'static str) -> Result<NodeId, NodeError> {
-    Ok(t.create_last_child(
-        parent,
-        field_type::NAME,
-        Text::from_static(name),
-        Value::Null,
-    )?)
-}
-
-fn field(t: &mut Tree, parent: NodeId, name: &'static str, v: Value) -> Result<(), NodeError> {
-    t.create_last_child(parent, field_type::NAME_VALUE, Text::from_static(name), v)?;
-    Ok(())
-}
-
-/// A field's value as text, whatever its type.
-fn text(t: &Tree, id: NodeId) -> Option<String> {
-    match t.value(id) {
-        Value::Character(s) => Some(t.str(s).into_owned()),
-        Value::Integer(i) => Some(i.to_string()),
-        Value::Boolean(b) => Some(if b { "TRUE" } else { "FALSE" }.to_string()),
-        Value::Null => None,
-        _ => t
-            .value_bytes(id)
-            .map(|b| String::from_utf8_lossy(b).into_owned()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sluice_tree::Text;
 
     #[test]
     fn read_overrides_takes_the_product_fields_when_an_esql_sets_them() {
