@@ -173,7 +173,15 @@ impl Progress {
     /// The checkpoint file of the input file at `input` (in the transit folder), opened or
     /// created, and what it held (None when new, empty or not valid).
     pub fn open(input: &Path) -> Result<(Progress, Option<Checkpoint>), FileError> {
-        let path = progress_path(input);
+        Progress::open_at(&progress_path(input))
+    }
+
+    /// [`Progress::open`] with the checkpoint file at `path` (its folder created).
+    pub fn open_at(path: &Path) -> Result<(Progress, Option<Checkpoint>), FileError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(FileError::io("create", dir))?;
+        }
+        let path = path.to_path_buf();
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)

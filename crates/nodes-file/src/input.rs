@@ -26,8 +26,10 @@ use sluice_nodes_core::terminals::{CATCH_DOC, FAILURE_DOC};
 
 use crate::checkpoint::{Checkpoint, Progress};
 use crate::records::{Detection, Record, RecordReader};
+use crate::remote::{Remote, RemoteProps};
+use crate::store::{Local, Store, move_in};
 use crate::{
-    BACKOUT, FieldValue, FileError, TRANSIT_IN, absolute, epoch_micros, move_file, pattern, stamp,
+    BACKOUT, FieldValue, FileError, TRANSIT_IN, absolute, epoch_micros, pattern, stamp,
     write_file_folder,
 };
 
@@ -115,6 +117,7 @@ properties! {
         /// removes it.
         action_on_failure: FailureAction = "backout",
         ..records: RecordProps,
+        ..remote: RemoteProps,
         ..parsing: BodyParsingProps,
         ..model: MessageModelProps,
     }
@@ -214,16 +217,37 @@ pub fn parse_hex(h: &str) -> Option<Vec<u8>> {
 impl BuildNode for FileInputProps {
     /// Two FileInput nodes on one folder would take each other's files.
     fn claims(&self) -> Vec<String> {
-        vec![format!("input folder {}", self.directory)]
+        match self
+            .remote
+            .remote_server
+            .as_deref()
+            .filter(|s| !s.is_empty())
+        {
+            Some(server) => vec![format!("input folder {} on {server}", self.directory)],
+            None => vec![format!("input folder {}", self.directory)],
+        }
     }
 
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         if self.directory.trim().is_empty() {
             return Err(ConfigError::property("directory", "must name a directory"));
         }
-        let dir = absolute(&b.services.data_path(Path::new(&self.directory)));
+        let remote = self.remote.remote(b)?;
+        let (dir, store): (PathBuf, Arc<dyn Store>) = match &remote {
+            Some(r) => (
+                PathBuf::from(&self.directory),
+                crate::remote::store(r.clone())?,
+            ),
+            None => (
+                absolute(&b.services.data_path(Path::new(&self.directory))),
+                Arc::new(Local),
+            ),
+        };
         let archive = dir.join(&self.archive_directory);
         Ok(NodeImpl::Input(Arc::new(FileInput {
+            store,
+            remote,
+            data_dir: b.services.data_dir.clone(),
             flow: b.flow.to_string(),
             label: b.label.to_string(),
             transit: dir.join(TRANSIT_IN),
@@ -244,6 +268,11 @@ impl BuildNode for FileInputProps {
 }
 
 struct FileInput {
+    store: Arc<dyn Store>,
+    /// Set when the directory is on an SFTP server.
+    remote: Option<Remote>,
+    /// Where the checkpoints of remote files are kept.
+    data_dir: Option<PathBuf>,
     flow: String,
     label: String,
     dir: PathBuf,
@@ -282,19 +311,22 @@ enum Outcome {
     Failed,
     /// The flow is stopping: the file stays in transit, to resume at the next start.
     Stopped,
+    /// The remote server could not be reached or the transfer broke off: the file stays in
+    /// transit, to resume from its checkpoint after the retry interval.
+    Retry,
 }
 
 impl FileInput {
     fn claim(&self) -> Option<Claim<'_>> {
         let mut claimed = self.claimed.lock().ok()?;
         // Files left in transit by a server that stopped or died come first.
-        for name in sorted_files(&self.transit) {
+        for name in self.files(&self.transit)? {
             if !name.starts_with('.') && !claimed.contains(&name) {
                 claimed.push(name.clone());
                 return Some(Claim { node: self, name });
             }
         }
-        for name in sorted_files(&self.dir) {
+        for name in self.files(&self.dir)? {
             if !pattern::matches(&self.pattern, &name)
                 || self
                     .exclude
@@ -304,16 +336,13 @@ impl FileInput {
             {
                 continue;
             }
-            if let Err(error) = std::fs::create_dir_all(&self.transit) {
+            if let Err(error) = self.store.create_dir_all(&self.transit) {
                 tracing::error!(%error, flow = %self.flow, dir = %self.transit.display(), "Cannot create the transit folder.");
                 return None;
             }
             let to = self.transit.join(&name);
-            if to.exists() {
-                continue;
-            }
             // Whoever renames first owns the file; another server sees it gone.
-            if std::fs::rename(self.dir.join(&name), &to).is_ok() {
+            if self.store.rename(&self.dir.join(&name), &to).is_ok() {
                 claimed.push(name.clone());
                 return Some(Claim { node: self, name });
             }
@@ -321,10 +350,41 @@ impl FileInput {
         None
     }
 
+    /// The names of the files in `dir`, oldest first; None (after logging why) when the folder
+    /// cannot be listed.
+    fn files(&self, dir: &Path) -> Option<Vec<String>> {
+        match self.store.files(dir) {
+            Ok(files) => Some(files.into_iter().map(|e| e.name).collect()),
+            Err(error) => {
+                tracing::error!(%error, flow = %self.flow, node = %self.label, dir = %dir.display(), "Cannot list the folder.");
+                None
+            }
+        }
+    }
+
+    /// Where the checkpoint of the file at `path` (in the transit folder) is kept: beside it
+    /// for a local file, in the data folder for a remote one.
+    fn checkpoint(&self, path: &Path) -> PathBuf {
+        match (&self.remote, &self.data_dir) {
+            (Some(r), Some(data)) => crate::remote::checkpoint_path(data, r, path),
+            (Some(r), None) => crate::remote::checkpoint_path(Path::new("."), r, path),
+            (None, _) => crate::checkpoint::progress_path(path),
+        }
+    }
+
+    /// How long to wait after the remote server failed.
+    fn retry(&self) -> Duration {
+        self.remote.as_ref().map_or(self.poll, |r| r.retry)
+    }
+
     fn process(&self, runner: &mut dyn InstanceRunner, name: &str) {
         let path = self.transit.join(name);
         let outcome = match self.records(runner, &path, name) {
             Ok(o) => o,
+            Err(error) if self.store.read_errors_are_transient() => {
+                tracing::warn!(%error, flow = %self.flow, node = %self.label, file = %path.display(), "Cannot read the remote file; it stays in the transit folder and is resumed later.");
+                Outcome::Retry
+            }
             Err(error) => {
                 tracing::error!(%error, flow = %self.flow, node = %self.label, file = %path.display(), "Cannot process the file.");
                 Outcome::Failed
@@ -332,16 +392,20 @@ impl FileInput {
         };
         let disposed = match outcome {
             Outcome::Stopped => return,
+            Outcome::Retry => {
+                runner.stop().sleep(self.retry());
+                return;
+            }
             Outcome::Done => self.dispose_done(&path, name),
             Outcome::Failed => self.dispose_failed(&path, name),
         };
         match disposed {
             Ok(()) => {
-                let _ = std::fs::remove_file(crate::checkpoint::progress_path(&path));
+                let _ = std::fs::remove_file(self.checkpoint(&path));
             }
             Err(error) => {
                 tracing::error!(%error, flow = %self.flow, node = %self.label, file = %path.display(), "Cannot move the processed file; it stays in the transit folder and is tried again.");
-                runner.stop().sleep(self.poll);
+                runner.stop().sleep(self.retry());
             }
         }
     }
@@ -352,7 +416,7 @@ impl FileInput {
         path: &Path,
         name: &str,
     ) -> Result<Outcome, FileError> {
-        let (mut progress, found) = Progress::open(path)?;
+        let (mut progress, found) = Progress::open_at(&self.checkpoint(path))?;
         let start = found.unwrap_or_default();
         // A file whose End of Data committed waits only for its disposal: its outputs are as
         // committed, and may have grown since with other files' records.
@@ -360,11 +424,9 @@ impl FileInput {
             return Ok(Outcome::Done);
         }
         start.restore_outputs();
-        let mut file = std::fs::File::open(path).map_err(FileError::io("open", path))?;
-        let meta = file.metadata().map_err(FileError::io("read", path))?;
-        let modified = meta.modified().map(epoch_micros).unwrap_or(0);
-        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(start.offset))
-            .map_err(FileError::io("read", path))?;
+        let opened = self.store.open(path, start.offset)?;
+        let modified = epoch_micros(opened.modified);
+        let file = opened.reader;
         let info = FileInfo {
             dir: self.dir.to_string_lossy().into_owned(),
             name: name.to_string(),
@@ -387,6 +449,9 @@ impl FileInput {
             let rec = match reader.next_record() {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
+                Err(FileError::Read(e)) if self.store.read_errors_are_transient() => {
+                    return Err(FileError::Read(e));
+                }
                 Err(e) => {
                     // The file cannot be read further: its failure, like a failed record's.
                     let mut msg = Message::new();
@@ -569,17 +634,18 @@ impl FileInput {
 
     fn dispose_done(&self, path: &Path, name: &str) -> Result<(), FileError> {
         match self.on_success {
-            SuccessAction::Delete => {
-                std::fs::remove_file(path).map_err(FileError::io("delete", path))
-            }
-            SuccessAction::Archive => {
-                move_file(path, &self.archive.join(name), self.replace_archive)
-            }
+            SuccessAction::Delete => self.store.remove(path),
+            SuccessAction::Archive => move_in(
+                &*self.store,
+                path,
+                &self.archive.join(name),
+                self.replace_archive,
+            ),
             SuccessAction::ArchiveWithTimestamp => {
                 let to = self
                     .archive
                     .join(format!("{}_{name}", stamp(SystemTime::now())));
-                move_file(path, &to, self.replace_archive)
+                move_in(&*self.store, path, &to, self.replace_archive)
             }
         }
     }
@@ -587,13 +653,11 @@ impl FileInput {
     fn dispose_failed(&self, path: &Path, name: &str) -> Result<(), FileError> {
         let backout = self.dir.join(BACKOUT);
         match self.on_failure {
-            FailureAction::Delete => {
-                std::fs::remove_file(path).map_err(FileError::io("delete", path))
-            }
-            FailureAction::Backout => move_file(path, &backout.join(name), true),
+            FailureAction::Delete => self.store.remove(path),
+            FailureAction::Backout => move_in(&*self.store, path, &backout.join(name), true),
             FailureAction::BackoutWithTimestamp => {
                 let to = backout.join(format!("{}_{name}", stamp(SystemTime::now())));
-                move_file(path, &to, true)
+                move_in(&*self.store, path, &to, true)
             }
         }
     }
@@ -637,24 +701,6 @@ impl FileInfo {
         )
         .map_err(|e| FileError::Read(std::io::Error::other(e)))
     }
-}
-
-/// The names of the regular files in `dir`, oldest first (then by name).
-fn sorted_files(dir: &Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<(SystemTime, String)> = rd
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let t = e.metadata().and_then(|m| m.modified()).ok()?;
-            Some((t, name))
-        })
-        .collect();
-    files.sort();
-    files.into_iter().map(|(_, n)| n).collect()
 }
 
 impl InputNode for FileInput {

@@ -13,6 +13,10 @@ pub mod output;
 pub mod pattern;
 pub mod read;
 pub mod records;
+pub mod remote;
+#[cfg(feature = "sftp")]
+pub mod sftp;
+pub mod store;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -53,6 +57,41 @@ pub enum FileError {
     /// A file is in the way and the node's action says not to replace it.
     #[error("{path} already exists")]
     Exists { path: PathBuf },
+    /// An SFTP server's host key is not in the node's `known_hosts` file: the node does not
+    /// connect.
+    #[error(
+        "the host key of {server} ({fingerprint}) is not in {known_hosts}: refusing to connect; add the server's key there (ssh-keyscan) once it is known to be the right one"
+    )]
+    UnknownHost {
+        server: String,
+        known_hosts: PathBuf,
+        fingerprint: String,
+    },
+    /// An SFTP server's host key differs from the one of the same kind in `known_hosts`.
+    #[error(
+        "the host key of {server} ({fingerprint}) does not match line {line} of {known_hosts}: refusing to connect (the server was re-keyed, or this is not the server)"
+    )]
+    HostKeyChanged {
+        server: String,
+        known_hosts: PathBuf,
+        line: usize,
+        fingerprint: String,
+    },
+    /// The SFTP server refused the login.
+    #[error("cannot log in to {server} as {user}: {reason}")]
+    Login {
+        server: String,
+        user: String,
+        reason: String,
+    },
+    /// A request to an SFTP server, or the connection to it, failed.
+    #[error("cannot {action} on {server}: {source}")]
+    Remote {
+        server: String,
+        action: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl FileError {

@@ -22,7 +22,9 @@ use sluice_nodes_core::terminals::{FAILURE_DOC, OUT_DOC};
 
 use crate::checkpoint::Progress;
 use crate::input::{DelimiterKind, DelimiterType, parse_hex};
-use crate::{ARCHIVE, FieldValue, FileError, TRANSIT_OUT, le_text, move_file, stamp};
+use crate::remote::RemoteProps;
+use crate::store::{Local, Store, move_in};
+use crate::{ARCHIVE, FieldValue, FileError, TRANSIT_OUT, le_text, stamp};
 
 terminals! {
     /// FileOutput's inputs.
@@ -96,6 +98,7 @@ properties! {
         custom_delimiter_hex: Option<String>,
         /// `postfix`: after every record; `infix`: between records.
         delimiter_type: DelimiterType = "postfix",
+        ..remote: RemoteProps,
     }
 }
 
@@ -178,7 +181,12 @@ impl BuildNode for FileOutputProps {
                 infix: self.delimiter_type == DelimiterType::Infix,
             },
         };
+        let remote = match self.remote.remote(b)? {
+            Some(r) => Some(crate::remote::store(r)?),
+            None => None,
+        };
         Ok(NodeImpl::Process(Arc::new(FileOutput {
+            remote,
             directory: self.directory.filter(|d| !d.is_empty()),
             file_name: self.file_name.filter(|n| !n.is_empty()),
             data_dir: b.services.data_dir.clone(),
@@ -191,6 +199,8 @@ impl BuildNode for FileOutputProps {
 }
 
 struct FileOutput {
+    /// Set when the directory is on an SFTP server.
+    remote: Option<Arc<dyn Store>>,
     directory: Option<String>,
     file_name: Option<String>,
     data_dir: Option<PathBuf>,
@@ -237,6 +247,13 @@ impl FileOutput {
             )));
         }
         let dir = Path::new(&dir);
+        if self.remote.is_some() {
+            // A relative remote directory is the server's business (under the login folder).
+            return Ok(Target {
+                dir: dir.to_path_buf(),
+                name,
+            });
+        }
         let dir = match &self.data_dir {
             Some(d) if dir.is_relative() => d.join(dir),
             _ => dir.to_path_buf(),
@@ -316,11 +333,12 @@ impl FileOutput {
         {
             *open = None;
         }
-        if !transit.exists() {
+        let store = self.store();
+        if !store.exists(&transit)? {
             return Ok(false);
         }
         let to = t.dir.join(&t.name);
-        if to.exists() {
+        if store.exists(&to)? {
             let archive = t.dir.join(ARCHIVE);
             match self.action {
                 OutputFileAction::Replace => {}
@@ -328,27 +346,58 @@ impl FileOutput {
                     return Err(FileError::Exists { path: to }.into());
                 }
                 OutputFileAction::ArchiveAndReplace => {
-                    move_file(&to, &archive.join(&t.name), self.replace_archive)?;
+                    move_in(store, &to, &archive.join(&t.name), self.replace_archive)?;
                 }
                 OutputFileAction::TimestampArchiveAndReplace => {
                     let stamped = format!("{}_{}", stamp(SystemTime::now()), t.name);
-                    move_file(&to, &archive.join(stamped), self.replace_archive)?;
+                    move_in(store, &to, &archive.join(stamped), self.replace_archive)?;
                 }
                 OutputFileAction::Append => {
-                    let mut dest = std::fs::OpenOptions::new()
-                        .append(true)
-                        .open(&to)
-                        .map_err(FileError::io("open", &to))?;
-                    let mut src =
-                        std::fs::File::open(&transit).map_err(FileError::io("open", &transit))?;
-                    std::io::copy(&mut src, &mut dest).map_err(FileError::io("append to", &to))?;
-                    std::fs::remove_file(&transit).map_err(FileError::io("delete", &transit))?;
+                    store.append_file(&transit, &to)?;
                     return Ok(true);
                 }
             }
         }
-        move_file(&transit, &to, true)?;
+        move_in(store, &transit, &to, true)?;
         Ok(true)
+    }
+
+    /// Where the files are.
+    fn store(&self) -> &dyn Store {
+        match &self.remote {
+            Some(s) => &**s,
+            None => &Local,
+        }
+    }
+
+    /// Write one message to a remote file (see [`Node::evaluate`] for the local one). Remote
+    /// appends are not in a FileInput's checkpoint: a record processed again after a crash
+    /// can be in a remote file twice.
+    fn write_remote(
+        &self,
+        store: &dyn Store,
+        t: &Target,
+        body: &[u8],
+    ) -> Result<&'static str, NodeError> {
+        let transit = t.transit();
+        if self.framing == Framing::WholeFile {
+            if let Some(dir) = transit.parent() {
+                store.create_dir_all(dir)?;
+            }
+            let replaced = store.exists(&t.dir.join(&t.name))?;
+            store.write(&transit, body)?;
+            self.finish(t)?;
+            return Ok(if replaced { "Replace" } else { "Create" });
+        }
+        let len = store.len(&transit)?;
+        if len.is_none()
+            && let Some(dir) = transit.parent()
+        {
+            store.create_dir_all(dir)?;
+        }
+        let record = self.frame(body, len.is_some_and(|l| l > 0))?;
+        let (before, _) = store.append(&transit, &record)?;
+        Ok(if before == 0 { "Create" } else { "Append" })
     }
 
     fn written(&self, msg: &Message, t: &Target, action: &str) -> Result<Message, NodeError> {
@@ -388,7 +437,9 @@ impl Node for FileOutput {
         }
         let (body, _) = serialize_body(msg)?;
         let transit = t.transit();
-        let action = if self.framing == Framing::WholeFile {
+        let action = if let Some(store) = &self.remote {
+            self.write_remote(&**store, &t, &body)?
+        } else if self.framing == Framing::WholeFile {
             // Each message is a whole file: written fresh in transit, then finished.
             if let Some(dir) = transit.parent() {
                 std::fs::create_dir_all(dir).map_err(FileError::io("create", dir))?;
