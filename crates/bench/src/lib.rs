@@ -14,6 +14,7 @@ pub mod cli;
 pub mod driver;
 pub mod error;
 pub mod figures;
+pub mod files;
 pub mod floor;
 pub mod http;
 pub mod http1;

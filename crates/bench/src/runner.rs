@@ -357,6 +357,10 @@ fn factory_for(
             input,
             output,
         } => Ok(Box::new(MqttFactory::new(host, *port, input, output)?)),
+        TransportSpec::File { input, output } => Ok(Box::new(crate::files::FileFactory::new(
+            &endpoints.data_dir.join(input),
+            &endpoints.data_dir.join(output),
+        )?)),
         #[cfg(feature = "kafka")]
         TransportSpec::Kafka {
             bootstrap,

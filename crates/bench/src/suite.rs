@@ -176,6 +176,17 @@ pub enum TransportSpec {
         #[serde(rename = "out")]
         output: String,
     },
+    /// Files through a FileInput → FileOutput flow: each requester writes its message as a
+    /// file into `in` and waits for the file of the same name in `out` (both relative to the
+    /// server's data folder).
+    File {
+        /// The flow's FileInput directory.
+        #[serde(rename = "in")]
+        input: String,
+        /// The flow's FileOutput directory.
+        #[serde(rename = "out")]
+        output: String,
+    },
     /// The floor echo server inside the harness (no Sluice server needed).
     Floor,
 }
@@ -230,6 +241,7 @@ impl fmt::Display for TransportSpec {
                 input,
                 output,
             } => write!(f, "kafka {bootstrap} {input}->{output} (any reply)"),
+            TransportSpec::File { input, output } => write!(f, "files {input}->{output}"),
             TransportSpec::Floor => f.write_str("floor"),
         }
     }

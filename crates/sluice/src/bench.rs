@@ -54,6 +54,7 @@ fn flow_for(server: &ServerEndpoints, case: &Case) -> Result<String, BenchError>
             "port",
             port.map(|p| p.to_string()).unwrap_or_default(),
         ),
+        TransportSpec::File { input, .. } => ("FileInput", "directory", input.clone()),
         TransportSpec::Mqtt { .. } => {
             return Err(BenchError::Unsupported(
                 "MQTT cases run the flow as deployed (leave out `instances`)".into(),
