@@ -175,6 +175,12 @@ impl DfdlParser {
     pub fn message_type(&self) -> &str {
         &self.root
     }
+
+    /// How many bytes at the start of `data` one message takes: the message type parsed
+    /// from there, whatever follows it left alone (a record of a parsed record sequence).
+    pub fn message_length(&self, data: &[u8]) -> Result<usize, DfdlError> {
+        parse::parse_prefix(self.schema.element(&self.root)?, data)
+    }
 }
 
 fn tree_error(e: DfdlError) -> TreeError {

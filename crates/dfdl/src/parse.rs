@@ -58,21 +58,7 @@ pub(crate) struct Ctx<'s, 'd> {
 
 /// Parse `data` as the element `root`.
 pub(crate) fn parse<'s>(root: &'s Element, data: &[u8]) -> Result<Vec<INode<'s>>, DfdlError> {
-    let mut c = Ctx {
-        data,
-        pos: 0,
-        end: data.len(),
-        scope: Vec::new(),
-        first: [0; 256],
-        nodes: Vec::with_capacity(data.len() / 8),
-        furthest: None,
-        unescaped: None,
-    };
-    match c.element(root, NO_PARENT) {
-        Ok(Outcome::Present) => {}
-        Ok(Outcome::Empty) => return Err(c.err(root.path.as_str(), "the message is empty")),
-        Err(e) => return Err(c.prefer_furthest(e)),
-    }
+    let mut c = run(root, data)?;
     if c.pos != data.len() {
         let e = c.err(
             &root.path,
@@ -84,6 +70,30 @@ pub(crate) fn parse<'s>(root: &'s Element, data: &[u8]) -> Result<Vec<INode<'s>>
         return Err(c.prefer_furthest(e));
     }
     Ok(c.nodes)
+}
+
+/// Parse the element `root` from the start of `data`, leaving what follows it: the number of
+/// bytes the element took (a record of a parsed record sequence).
+pub(crate) fn parse_prefix(root: &Element, data: &[u8]) -> Result<usize, DfdlError> {
+    Ok(run(root, data)?.pos)
+}
+
+fn run<'s, 'd>(root: &'s Element, data: &'d [u8]) -> Result<Ctx<'s, 'd>, DfdlError> {
+    let mut c = Ctx {
+        data,
+        pos: 0,
+        end: data.len(),
+        scope: Vec::new(),
+        first: [0; 256],
+        nodes: Vec::with_capacity(data.len() / 8),
+        furthest: None,
+        unescaped: None,
+    };
+    match c.element(root, NO_PARENT) {
+        Ok(Outcome::Present) => Ok(c),
+        Ok(Outcome::Empty) => Err(c.err(root.path.as_str(), "the message is empty")),
+        Err(e) => Err(c.prefer_furthest(e)),
+    }
 }
 
 impl<'s> Ctx<'s, '_> {

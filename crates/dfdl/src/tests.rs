@@ -326,6 +326,17 @@ fn leftover_data_is_an_error_when_message_longer() {
     assert!(e.to_string().contains("1 bytes of data remain"), "{e}");
 }
 
+#[test]
+fn message_length_counts_the_bytes_one_message_takes_when_more_follow() {
+    let p = inline(
+        r#"<xs:element name="A" type="xs:string" dfdl:lengthKind="explicit" dfdl:length="2"/>"#,
+        "A",
+    )
+    .unwrap();
+    assert_eq!(p.message_length(b"abc").unwrap(), 2);
+    assert!(p.message_length(b"a").is_err());
+}
+
 proptest! {
     #[test]
     fn tds_round_trips_when_records_generated(

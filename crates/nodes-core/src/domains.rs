@@ -180,6 +180,18 @@ impl BodyParsing {
         }
     }
 
+    /// How this domain finds records in a stream (parsed record sequence): `None` for the
+    /// domains that cannot (BLOB, MIME).
+    pub fn record_scanner(&self) -> Option<crate::record_scan::RecordScanner> {
+        use crate::record_scan::RecordScanner;
+        match &self.parser {
+            DomainParser::Xml(_) | DomainParser::Soap(_) => Some(RecordScanner::Xml),
+            DomainParser::Json(_) => Some(RecordScanner::Json),
+            DomainParser::Dfdl(p) => Some(RecordScanner::Dfdl(Arc::clone(p))),
+            DomainParser::Blob | DomainParser::Mime(_) => None,
+        }
+    }
+
     /// The body kept as bytes (BLOB), as a message whose body did not parse is shown.
     pub fn blob() -> BodyParsing {
         BodyParsing {

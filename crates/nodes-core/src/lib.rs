@@ -5,6 +5,7 @@
 pub mod core;
 pub mod domains;
 pub mod fields;
+pub mod record_scan;
 pub mod reset;
 pub mod routing;
 pub mod terminals;

@@ -45,7 +45,10 @@ terminals! {
 
 property_enum! {
     /// How FileInput cuts a file into records.
-    pub enum RecordDetection { WholeFile = "whole_file", FixedLength = "fixed_length", Delimited = "delimited" }
+    pub enum RecordDetection {
+        WholeFile = "whole_file", FixedLength = "fixed_length", Delimited = "delimited",
+        ParsedRecordSequence = "parsed_record_sequence",
+    }
 }
 
 property_enum! {
@@ -73,7 +76,8 @@ properties! {
     pub struct RecordProps {
         /// `whole_file`: the file is one message; `fixed_length`: records of
         /// `record_length_bytes` (the last may be shorter); `delimited`: records separated by
-        /// `delimiter`.
+        /// `delimiter`; `parsed_record_sequence`: each record as long as the `domain` (XMLNSC,
+        /// JSON or DFDL) parses, whitespace between records skipped.
         record_detection: RecordDetection = "whole_file",
         /// The length of a fixed-length record.
         record_length_bytes: u64 = "80",
@@ -150,8 +154,9 @@ pub static FILE_INPUT: NodeSpec = NodeSpec {
 };
 
 impl RecordProps {
-    /// The record detection these properties describe.
-    pub fn detection(&self) -> Result<Detection, ConfigError> {
+    /// The record detection these properties describe; `parsing` (the node's domain) finds
+    /// the records of a parsed record sequence.
+    pub fn detection(&self, parsing: &BodyParsing) -> Result<Detection, ConfigError> {
         use crate::records::Delimiter;
         Ok(match self.record_detection {
             RecordDetection::WholeFile => Detection::WholeFile,
@@ -176,6 +181,14 @@ impl RecordProps {
                     delimiter,
                     infix: self.delimiter_type == DelimiterType::Infix,
                 }
+            }
+            RecordDetection::ParsedRecordSequence => {
+                Detection::Parsed(parsing.record_scanner().ok_or_else(|| {
+                    ConfigError::property(
+                        "record_detection",
+                        "`parsed_record_sequence` needs `domain` XMLNSC, JSON or DFDL",
+                    )
+                })?)
             }
         })
     }
@@ -244,6 +257,7 @@ impl BuildNode for FileInputProps {
             ),
         };
         let archive = dir.join(&self.archive_directory);
+        let parsing = BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?;
         Ok(NodeImpl::Input(Arc::new(FileInput {
             store,
             remote,
@@ -259,9 +273,9 @@ impl BuildNode for FileInputProps {
             on_success: self.action_on_success,
             replace_archive: self.replace_duplicate_archives,
             on_failure: self.action_on_failure,
-            detection: self.records.detection()?,
+            detection: self.records.detection(&parsing)?,
             limit: self.records.limit(),
-            parsing: BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
+            parsing,
             claimed: Mutex::new(Vec::new()),
         })))
     }

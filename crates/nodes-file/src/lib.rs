@@ -43,6 +43,20 @@ pub enum FileError {
     /// A record (or a whole file, in whole-file mode) is longer than `max_record_bytes`.
     #[error("the record at offset {offset} is longer than the limit of {limit} bytes")]
     RecordTooLarge { offset: u64, limit: usize },
+    /// A record of a parsed record sequence does not parse in the node's domain.
+    #[error("the record at offset {offset} is malformed: {source}")]
+    Malformed {
+        offset: u64,
+        #[source]
+        source: sluice_tree::TreeError,
+    },
+    /// A parsed record sequence's file ends inside a record.
+    #[error("the file ends after {got} bytes of the {domain} record at offset {offset}")]
+    Incomplete {
+        offset: u64,
+        got: usize,
+        domain: &'static str,
+    },
     /// Reading a file's records failed.
     #[error("cannot read the file: {0}")]
     Read(#[source] std::io::Error),
@@ -108,6 +122,9 @@ impl FileError {
 
 impl From<FileError> for NodeError {
     fn from(e: FileError) -> NodeError {
+        if let FileError::Malformed { source, .. } = e {
+            return source.into();
+        }
         NodeError::recoverable(e.to_string())
     }
 }

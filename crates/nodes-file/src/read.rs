@@ -83,6 +83,7 @@ pub static FILE_READ: NodeSpec = NodeSpec {
 
 impl BuildNode for FileReadProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
+        let parsing = BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?;
         Ok(NodeImpl::Process(Arc::new(FileRead {
             directory: self.directory.filter(|d| !d.is_empty()),
             file_name: self.file_name.filter(|n| !n.is_empty()),
@@ -90,9 +91,9 @@ impl BuildNode for FileReadProps {
             record_pattern: self.record_pattern,
             action: self.action_after_read,
             replace_archive: self.replace_duplicate_archives,
-            detection: self.records.detection()?,
+            detection: self.records.detection(&parsing)?,
             limit: self.records.limit(),
-            parsing: BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
+            parsing,
         })))
     }
 }

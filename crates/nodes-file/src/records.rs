@@ -5,13 +5,16 @@
 //! (`\n` or `\r\n`), a DOS (`\r\n`) or Unix (`\n`) line end only, or custom bytes — either
 //! *postfix* (every record ends with the delimiter; a file that ends with one has no empty
 //! record after it) or *infix* (the delimiter separates records, so a file that ends with one
-//! has an empty last record). A file is never read whole in the record modes: the buffer holds
+//! has an empty last record); or a *parsed record sequence*, each record as long as the node's
+//! domain parses (see `sluice_nodes_core::record_scan`), whitespace between records skipped and
+//! a record cut short by the end of the file a failure. A file is never read whole in the record modes: the buffer holds
 //! at most one record plus one read, and a record longer than the limit is an error rather than
 //! an unbounded allocation.
 
 use std::io::Read;
 
 use bytes::Bytes;
+use sluice_nodes_core::record_scan::{RecordScanner, Scan};
 
 use crate::FileError;
 
@@ -28,11 +31,12 @@ pub enum Delimiter {
 }
 
 /// How records are found in a file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Detection {
     WholeFile,
     FixedLength(usize),
     Delimited { delimiter: Delimiter, infix: bool },
+    Parsed(RecordScanner),
 }
 
 /// One record of a file.
@@ -105,7 +109,60 @@ impl<R: Read> RecordReader<R> {
             Detection::WholeFile => self.whole(),
             Detection::FixedLength(n) => self.fixed(n),
             Detection::Delimited { delimiter, infix } => self.delimited(&delimiter, infix),
+            Detection::Parsed(scanner) => self.parsed(&scanner),
         }
+    }
+
+    fn parsed(&mut self, scanner: &RecordScanner) -> Result<Option<Record>, FileError> {
+        loop {
+            let pending = &self.buf[self.start..self.end];
+            match scanner.scan(pending, self.eof) {
+                Ok(Scan::Record { start, end }) => {
+                    if end - start > self.limit {
+                        return Err(self.too_large());
+                    }
+                    self.skip(start);
+                    return Ok(Some(self.take(end - start, 0, None)));
+                }
+                Ok(Scan::Blank) => {
+                    self.skip(pending.len());
+                    if self.eof {
+                        self.done = true;
+                        return Ok(None);
+                    }
+                }
+                Ok(Scan::NeedMore) if self.eof => {
+                    self.done = true;
+                    let blank = pending
+                        .iter()
+                        .take_while(|b| b.is_ascii_whitespace())
+                        .count();
+                    return Err(FileError::Incomplete {
+                        offset: self.offset + blank as u64,
+                        got: pending.len() - blank,
+                        domain: scanner.domain(),
+                    });
+                }
+                Ok(Scan::NeedMore) if pending.len() > self.limit => {
+                    return Err(self.too_large());
+                }
+                Ok(Scan::NeedMore) => {}
+                Err(source) => {
+                    self.done = true;
+                    return Err(FileError::Malformed {
+                        offset: self.offset,
+                        source,
+                    });
+                }
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Pass over `n` bytes that belong to no record.
+    fn skip(&mut self, n: usize) {
+        self.start += n;
+        self.offset += n as u64;
     }
 
     fn whole(&mut self) -> Result<Option<Record>, FileError> {
@@ -333,6 +390,58 @@ mod tests {
             })
         ));
         assert!(r.next_record().unwrap().is_none());
+    }
+
+    #[test]
+    fn parsed_xml_records_span_reads_and_skip_whitespace_between_them() {
+        // Bigger than a chunk, so that the first record spans two reads.
+        let long = format!("<a>{}</a>", "x".repeat(CHUNK));
+        let data = format!("{long}\n\n <b/><c>\n</c>\n");
+        let got = all(data.as_bytes(), Detection::Parsed(RecordScanner::Xml));
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].0, long);
+        assert_eq!(
+            (got[1].0.as_str(), got[1].1),
+            ("<b/>", long.len() as u64 + 3)
+        );
+        assert_eq!(got[2].0, "<c>\n</c>");
+    }
+
+    #[test]
+    fn parsed_reader_fails_when_the_file_ends_inside_a_record() {
+        let mut r = RecordReader::new(
+            &b"{\"a\":1}\n {\"b\":"[..],
+            Detection::Parsed(RecordScanner::Json),
+            100,
+            0,
+            false,
+        );
+        assert_eq!(&r.next_record().unwrap().unwrap().bytes[..], b"{\"a\":1}");
+        assert!(matches!(
+            r.next_record(),
+            Err(FileError::Incomplete {
+                offset: 9,
+                got: 5,
+                domain: "JSON"
+            })
+        ));
+        assert!(r.next_record().unwrap().is_none());
+    }
+
+    #[test]
+    fn parsed_reader_fails_with_the_file_offset_when_a_record_is_malformed() {
+        let mut r = RecordReader::new(
+            &b"<a/><b></c>"[..],
+            Detection::Parsed(RecordScanner::Xml),
+            100,
+            0,
+            false,
+        );
+        assert!(r.next_record().unwrap().is_some());
+        assert!(matches!(
+            r.next_record(),
+            Err(FileError::Malformed { offset: 4, .. })
+        ));
     }
 
     #[test]

@@ -164,13 +164,14 @@ properties! {
 impl BuildNode for ClientInputProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         let pool = LazyPool::from_props(&self.connection, b)?;
+        let parsing = BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?;
         Ok(NodeImpl::Input(Arc::new(RecordInput::new(
             "TCPIPClientInput",
             b,
             Source::Pool(pool),
-            Framing::from_props(&self.detection)?,
+            Framing::from_props(&self.detection, &parsing)?,
             read_timeouts(self.read_timeout_secs, self.idle_timeout_secs),
-            BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
+            parsing,
         ))))
     }
 }

@@ -4,6 +4,8 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 use sluice_node_api::{ConfigError, properties, property_enum};
+use sluice_nodes_core::domains::BodyParsing;
+use sluice_nodes_core::record_scan::{RecordScanner, Scan};
 
 use crate::TcpipError;
 
@@ -18,6 +20,10 @@ property_enum! {
         LengthPrefixed = "length_prefixed",
         /// Everything the peer sends until it closes its output is one record.
         ConnectionClosed = "connection_closed",
+        /// Records are found by parsing with the node's `domain` (XMLNSC: one top-level
+        /// element; JSON: one value; DFDL: one message of the model), whitespace between them
+        /// skipped.
+        ParsedRecordSequence = "parsed_record_sequence",
     }
 }
 
@@ -59,8 +65,9 @@ property_enum! {
 properties! {
     /// How an input or receive node cuts the byte stream into records.
     pub struct RecordDetectionProps {
-        /// How the end of a record is found: `fixed_length`, `delimited`, `length_prefixed` or
-        /// `connection_closed` (the product's Record detection).
+        /// How the end of a record is found: `fixed_length`, `delimited`, `length_prefixed`,
+        /// `connection_closed` or `parsed_record_sequence` (with `domain` XMLNSC, JSON or DFDL;
+        /// the product's Record detection).
         record_detection: Detection = "connection_closed",
         /// With `fixed_length`: the length of every record.
         record_length_bytes: u64 = "0",
@@ -75,7 +82,7 @@ properties! {
         /// With `length_prefixed`: `u8`, `u16_be`, `u32_be` or `u32_le`; the prefix is not part
         /// of the record.
         length_prefix: LengthPrefix = "u32_be",
-        /// The longest record accepted (length-prefixed, delimited and connection-closed
+        /// The longest record accepted (length-prefixed, delimited, connection-closed and parsed
         /// records); a longer one is a failure and the connection is closed.
         max_record_bytes: u64 = "104857600",
     }
@@ -96,6 +103,10 @@ pub enum Framing {
         max: usize,
     },
     ConnectionClosed {
+        max: usize,
+    },
+    Parsed {
+        scanner: RecordScanner,
         max: usize,
     },
 }
@@ -152,7 +163,12 @@ fn to_usize(name: &str, v: u64) -> Result<usize, ConfigError> {
 }
 
 impl Framing {
-    pub fn from_props(p: &RecordDetectionProps) -> Result<Framing, ConfigError> {
+    /// The framing of a node's record detection; `parsing` is the node's domain, which finds
+    /// the records of a parsed record sequence.
+    pub fn from_props(
+        p: &RecordDetectionProps,
+        parsing: &BodyParsing,
+    ) -> Result<Framing, ConfigError> {
         let max = to_usize("max_record_bytes", p.max_record_bytes)?;
         if max == 0 {
             return Err(ConfigError::property(
@@ -184,6 +200,15 @@ impl Framing {
                 max,
             },
             Detection::ConnectionClosed => Framing::ConnectionClosed { max },
+            Detection::ParsedRecordSequence => Framing::Parsed {
+                scanner: parsing.record_scanner().ok_or_else(|| {
+                    ConfigError::property(
+                        "record_detection",
+                        "`parsed_record_sequence` needs `domain` XMLNSC, JSON or DFDL",
+                    )
+                })?,
+                max,
+            },
         })
     }
 
@@ -288,6 +313,35 @@ impl Framing {
                 }
                 Ok(None)
             }
+            Framing::Parsed { scanner, max } => match scanner.scan(buf, eof) {
+                Ok(Scan::Record { start, end }) => {
+                    if end - start > *max {
+                        return too_long(buf, *max);
+                    }
+                    buf.advance(start);
+                    Ok(Some(buf.split_to(end - start).freeze()))
+                }
+                Ok(Scan::Blank) => {
+                    buf.clear();
+                    Ok(None)
+                }
+                Ok(Scan::NeedMore) => {
+                    // The whitespace before a record is no part of it.
+                    let blank = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
+                    buf.advance(blank);
+                    if buf.len() > *max {
+                        return too_long(buf, *max);
+                    }
+                    if eof {
+                        return incomplete(buf, format!("a {} record", scanner.domain()));
+                    }
+                    Ok(None)
+                }
+                Err(source) => Err(TcpipError::Malformed {
+                    source,
+                    partial: buf.split().freeze(),
+                }),
+            },
         }
     }
 
@@ -531,6 +585,39 @@ mod tests {
             b"all of it"
         );
         assert!(f.next_record(&mut buf, true).unwrap().is_none());
+    }
+
+    #[test]
+    fn parsed_sequence_waits_for_the_rest_of_a_record_and_fails_on_a_malformed_one() {
+        let f = Framing::Parsed {
+            scanner: RecordScanner::Xml,
+            max: 100,
+        };
+        let mut buf = BytesMut::from(&b" <a><b/>"[..]);
+        assert!(f.next_record(&mut buf, false).unwrap().is_none());
+        buf.extend_from_slice(b"</a>\n<c>");
+        assert_eq!(
+            &f.next_record(&mut buf, false).unwrap().unwrap()[..],
+            b"<a><b/></a>"
+        );
+        assert!(f.next_record(&mut buf, false).unwrap().is_none());
+        assert!(matches!(
+            f.next_record(&mut buf, true),
+            Err(TcpipError::Incomplete { got: 3, .. })
+        ));
+        let (recs, err) = all(&f, b"<a/><a></b>");
+        assert_eq!(recs, [b"<a/>".to_vec()]);
+        assert!(matches!(err, Some(TcpipError::Malformed { .. })));
+    }
+
+    #[test]
+    fn parsed_sequence_fails_when_a_record_exceeds_the_maximum() {
+        let f = Framing::Parsed {
+            scanner: RecordScanner::Json,
+            max: 4,
+        };
+        let (_, err) = all(&f, b"[1,2,3]");
+        assert!(matches!(err, Some(TcpipError::RecordTooLong { .. })));
     }
 
     #[test]

@@ -46,6 +46,14 @@ pub enum TcpipError {
         /// The bytes of the incomplete record.
         partial: Bytes,
     },
+    /// The bytes of a parsed record sequence are not a record of the node's domain.
+    #[error("a record is malformed: {source}")]
+    Malformed {
+        #[source]
+        source: sluice_tree::TreeError,
+        /// The bytes pending when the record failed.
+        partial: Bytes,
+    },
     /// A record is longer than `max_record_bytes`.
     #[error("a record is longer than the maximum of {max} bytes")]
     RecordTooLong { max: usize, partial: Bytes },
@@ -98,6 +106,7 @@ impl TcpipError {
         match self {
             TcpipError::Incomplete { partial, .. }
             | TcpipError::RecordTooLong { partial, .. }
+            | TcpipError::Malformed { partial, .. }
             | TcpipError::ReadTimeout { partial, .. } => Some(partial),
             _ => None,
         }
@@ -106,6 +115,9 @@ impl TcpipError {
 
 impl From<TcpipError> for NodeError {
     fn from(e: TcpipError) -> NodeError {
+        if let TcpipError::Malformed { source, .. } = e {
+            return source.into();
+        }
         let kind = match e {
             TcpipError::ReadTimeout { .. }
             | TcpipError::NoRecord { .. }

@@ -168,13 +168,14 @@ impl BuildNode for ServerInputProps {
             addr: listen_addr(self.port, b.services)?,
             runtime: b.services.runtime.clone(),
         };
+        let parsing = BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?;
         Ok(NodeImpl::Input(Arc::new(RecordInput::new(
             "TCPIPServerInput",
             b,
             source,
-            Framing::from_props(&self.detection)?,
+            Framing::from_props(&self.detection, &parsing)?,
             read_timeouts(self.read_timeout_secs, self.idle_timeout_secs),
-            BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
+            parsing,
         ))))
     }
 }

@@ -113,13 +113,14 @@ impl Receiver {
         parsing: &BodyParsingProps,
     ) -> Result<Receiver, ConfigError> {
         let wait = Duration::from_secs(read_timeout_secs);
+        let parsing = BodyParsing::from_props(parsing)?;
         Ok(Receiver {
-            framing: Framing::from_props(detection)?,
+            framing: Framing::from_props(detection, &parsing)?,
             timeouts: ReadTimeouts {
                 record: wait,
                 first_byte: Some(wait),
             },
-            parsing: BodyParsing::from_props(parsing)?,
+            parsing,
         })
     }
 
