@@ -346,9 +346,14 @@ fn factory_for(
             options.content_type = case.format.content_type().to_string();
             Ok(Box::new(HttpFactory::new(&url, options)?))
         }
-        TransportSpec::Tcpip { record_bytes, port } => Ok(Box::new(TcpipFactory::new(
+        TransportSpec::Tcpip {
+            record_bytes,
+            records,
+            port,
+        } => Ok(Box::new(TcpipFactory::new(
             &endpoints.host,
             port.unwrap_or(endpoints.tcpip_port),
+            *records,
             *record_bytes,
         )?)),
         TransportSpec::Mqtt {

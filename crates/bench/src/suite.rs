@@ -10,7 +10,7 @@
 //! server_cores: 1           # optional: the server on this many cores, the driver on the rest
 //! tests:
 //!   - name: xml-echo
-//!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } }, { tcpip: { record_bytes: 2048 } },
+//!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } }, { tcpip: { record_bytes: 2048 } } or { tcpip: { records: xml, port: 7804 } },
 //!                                                      # { mqtt: { in: TOPIC, out: TOPIC } },
 //!                                                      # { kafka: { in: TOPIC, out: TOPIC } } or floor
 //!     format: xml           # xml | json | soap | fixed | delimited
@@ -135,12 +135,18 @@ pub enum TransportSpec {
         /// The URL path, for example `/samples/xml-echo`.
         path: String,
     },
-    /// Fixed-length records over a TCP connection to the server's TCP/IP port (a
-    /// TCPIPServerInput with fixed-length record detection echoed by TCPIPServerOutput): each
-    /// message is padded with spaces or cut to `record_bytes`, and the echo read back.
+    /// Records over a TCP connection to the server's TCP/IP port (a TCPIPServerInput echoed
+    /// by TCPIPServerOutput). With `records: fixed` (the default) each message is padded with
+    /// spaces or cut to `record_bytes`, and the echo read back; with `records: xml` each XML
+    /// message is sent as it is (a parsed record sequence) and the echo read back followed by
+    /// a line end.
     Tcpip {
-        /// The record length the flow expects.
+        /// The record length the flow expects (`records: fixed`).
+        #[serde(default)]
         record_bytes: usize,
+        /// How the flow finds records: `fixed` or `xml`.
+        #[serde(default)]
+        records: TcpipRecords,
         /// A port of the flow's own; absent, the server's TCP/IP port (`--tcpip-port`).
         #[serde(default)]
         port: Option<u16>,
@@ -210,6 +216,17 @@ impl TransportSpec {
     }
 }
 
+/// How the tcpip transport frames its records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpipRecords {
+    /// Fixed-length records of `record_bytes`.
+    #[default]
+    Fixed,
+    /// Each XML message as it is, for parsed record sequence; the echo ends with a line end.
+    Xml,
+}
+
 impl fmt::Display for TransportSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -226,10 +243,20 @@ impl fmt::Display for TransportSpec {
                 )
             }
             TransportSpec::InProcess { path } => write!(f, "in-process {path}"),
-            TransportSpec::Tcpip { record_bytes, port } => match port {
-                Some(p) => write!(f, "tcpip :{p} {record_bytes}-byte records"),
-                None => write!(f, "tcpip {record_bytes}-byte records"),
-            },
+            TransportSpec::Tcpip {
+                record_bytes,
+                records,
+                port,
+            } => {
+                let what = match records {
+                    TcpipRecords::Fixed => format!("{record_bytes}-byte records"),
+                    TcpipRecords::Xml => "parsed XML records".to_string(),
+                };
+                match port {
+                    Some(p) => write!(f, "tcpip :{p} {what}"),
+                    None => write!(f, "tcpip {what}"),
+                }
+            }
             TransportSpec::Mqtt {
                 host,
                 port,
@@ -622,6 +649,31 @@ tests:
                 port: 1883,
                 input: "sluice/in/bench".into(),
                 output: "sluice/out".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn parse_reads_fixed_and_parsed_xml_tcpip_transports() {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/bench/tcpip-fixed.yaml"),
+        )
+        .expect("samples/bench/tcpip-fixed.yaml");
+        let suite = Suite::parse(&text, Path::new("tcpip-fixed.yaml")).expect("valid suite");
+        assert_eq!(
+            suite.tests[0].transport,
+            TransportSpec::Tcpip {
+                record_bytes: 2048,
+                records: TcpipRecords::Fixed,
+                port: None,
+            }
+        );
+        assert_eq!(
+            suite.tests[1].transport,
+            TransportSpec::Tcpip {
+                record_bytes: 0,
+                records: TcpipRecords::Xml,
+                port: Some(7804),
             }
         );
     }
