@@ -21,6 +21,7 @@ use crate::local_env::{read_text, write_written};
 use crate::server_input::{RecordInput, ServerInputOutput, Source, read_timeouts};
 use crate::server_output::CloseAfterSend;
 use crate::server_receive::{Receiver, ServerReceiveOutput};
+use crate::tls::{ClientTlsFiles, ClientTlsProps};
 
 properties! {
     /// The connection pool a client node uses.
@@ -39,6 +40,7 @@ properties! {
         retry_attempts: u32 = "3",
         /// The wait between connect attempts.
         retry_interval_ms: u64 = "1000",
+        ..tls: ClientTlsProps,
     }
 }
 
@@ -47,6 +49,7 @@ pub struct LazyPool {
     host: String,
     port: u16,
     limits: PoolLimits,
+    tls: Option<ClientTlsFiles>,
     runtime: Option<tokio::runtime::Handle>,
     pool: OnceLock<Arc<ClientPool>>,
 }
@@ -66,6 +69,7 @@ impl LazyPool {
             ));
         }
         Ok(LazyPool {
+            tls: ClientTlsFiles::from_props(&p.tls, &host, b.project_dir)?,
             host,
             port,
             limits: PoolLimits {
@@ -85,7 +89,8 @@ impl LazyPool {
             return Ok(p);
         }
         let rt = self.runtime.as_ref().ok_or(TcpipError::NoRuntime)?;
-        let p = ClientPool::acquire(&self.host, self.port, self.limits, rt);
+        let tls = self.tls.as_ref().map(ClientTlsFiles::load).transpose()?;
+        let p = ClientPool::acquire(&self.host, self.port, self.limits, tls, rt);
         Ok(self.pool.get_or_init(|| p))
     }
 

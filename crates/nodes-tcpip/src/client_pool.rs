@@ -17,6 +17,7 @@ use tokio::sync::watch;
 
 use crate::TcpipError;
 use crate::connection::{Connection, ConnectionSet, InputSink, read_connection};
+use crate::tls::ClientTls;
 
 /// How a pool connects and how many connections it keeps.
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +37,7 @@ pub struct ClientPool {
     pub host: String,
     pub port: u16,
     limits: PoolLimits,
+    tls: Option<ClientTls>,
     runtime: Handle,
     pub connections: Arc<ConnectionSet>,
     /// Connections not leased; the lock is taken only briefly, never across I/O.
@@ -64,8 +66,14 @@ pub fn parse_details(s: &str) -> Option<(String, u16)> {
 }
 
 impl ClientPool {
-    /// The pool of `host:port`, created with `limits` when there is none.
-    pub fn acquire(host: &str, port: u16, limits: PoolLimits, runtime: &Handle) -> Arc<ClientPool> {
+    /// The pool of `host:port`, created with `limits` and `tls` when there is none.
+    pub fn acquire(
+        host: &str,
+        port: u16,
+        limits: PoolLimits,
+        tls: Option<ClientTls>,
+        runtime: &Handle,
+    ) -> Arc<ClientPool> {
         let mut pools = lock(&POOLS);
         let key = (host.to_string(), port);
         if let Some(p) = pools.get(&key).and_then(Weak::upgrade) {
@@ -75,6 +83,7 @@ impl ClientPool {
             host: host.to_string(),
             port,
             limits,
+            tls,
             runtime: runtime.clone(),
             connections: Arc::default(),
             free: Mutex::new(Vec::new()),
@@ -105,14 +114,17 @@ impl ClientPool {
             .await;
             let error = match tried {
                 Ok(Ok(stream)) => {
-                    let conn = Connection::open(
-                        stream,
-                        "TCPIPClient",
-                        self.host.clone(),
-                        self.port,
-                        &self.connections,
-                    )
-                    .map_err(|e| self.connect_error(e))?;
+                    let conn = match &self.tls {
+                        None => Connection::open(
+                            stream,
+                            "TCPIPClient",
+                            self.host.clone(),
+                            self.port,
+                            &self.connections,
+                        )
+                        .map_err(|e| self.connect_error(e))?,
+                        Some(tls) => self.handshake(tls, stream).await?,
+                    };
                     tokio::spawn(read_connection(Arc::clone(&conn), self.sink.subscribe()));
                     return Ok(conn);
                 }
@@ -125,6 +137,42 @@ impl ClientPool {
             attempt += 1;
             tokio::time::sleep(self.limits.retry_interval).await;
         }
+    }
+
+    /// A TLS session over `stream`. A failed handshake is not retried: the same server
+    /// would present the same certificate.
+    async fn handshake(
+        &self,
+        tls: &ClientTls,
+        stream: tokio::net::TcpStream,
+    ) -> Result<Arc<Connection>, TcpipError> {
+        let peer = stream.peer_addr().map_err(|e| self.connect_error(e))?;
+        let _ = stream.set_nodelay(true);
+        let session = tokio::time::timeout(
+            self.limits.connect_timeout,
+            tls.connector.connect(tls.server_name.clone(), stream),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the handshake timed out",
+            ))
+        })
+        .map_err(|source| TcpipError::TlsHandshake {
+            to: self.key(),
+            source,
+        })?;
+        let (read, write) = tokio::io::split(session);
+        Ok(Connection::open_halves(
+            Box::new(read),
+            Box::new(write),
+            peer,
+            "TCPIPClient",
+            self.host.clone(),
+            self.port,
+            &self.connections,
+        ))
     }
 
     fn connect_error(&self, source: std::io::Error) -> TcpipError {

@@ -21,8 +21,7 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::runtime::Handle;
 use tokio::sync::{oneshot, watch};
 
@@ -39,9 +38,14 @@ pub struct ReadTimeouts {
     pub first_byte: Option<Duration>,
 }
 
+/// The reading half of a connection: a TCP socket's, or a TLS session's.
+pub type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
+/// The writing half of a connection.
+pub type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
+
 /// The state of a connection's input stream, behind its lock.
 struct InputStream {
-    read: OwnedReadHalf,
+    read: ReadHalf,
     buf: BytesMut,
     eof: bool,
     /// Records read so far.
@@ -63,7 +67,7 @@ pub struct Connection {
     /// When it was opened: microseconds since the epoch, GMT.
     pub opened_micros: i64,
     input: tokio::sync::Mutex<InputStream>,
-    output: tokio::sync::Mutex<Option<OwnedWriteHalf>>,
+    output: tokio::sync::Mutex<Option<WriteHalf>>,
     input_closed: AtomicBool,
     output_closed: AtomicBool,
     /// Becomes true when the input stream closes (by a node or the connection's end), to
@@ -134,7 +138,7 @@ pub fn now_micros() -> i64 {
 }
 
 impl Connection {
-    /// A connection of `set` over `stream`, entered into the set.
+    /// A connection of `set` over a plain TCP `stream`, entered into the set.
     pub fn open(
         stream: tokio::net::TcpStream,
         kind: &'static str,
@@ -145,6 +149,28 @@ impl Connection {
         let peer = stream.peer_addr()?;
         let _ = stream.set_nodelay(true);
         let (read, write) = stream.into_split();
+        Ok(Connection::open_halves(
+            Box::new(read),
+            Box::new(write),
+            peer,
+            kind,
+            hostname,
+            port,
+            set,
+        ))
+    }
+
+    /// A connection of `set` over a stream already split (a TLS session), entered into the
+    /// set.
+    pub fn open_halves(
+        read: ReadHalf,
+        write: WriteHalf,
+        peer: SocketAddr,
+        kind: &'static str,
+        hostname: String,
+        port: u16,
+        set: &Arc<ConnectionSet>,
+    ) -> Arc<Connection> {
         let conn = Arc::new(Connection {
             id: format!("{:016X}", next_id()),
             kind,
@@ -166,7 +192,7 @@ impl Connection {
             set: Arc::downgrade(set),
         });
         lock(&set.map).insert(conn.id.clone(), Arc::clone(&conn));
-        Ok(conn)
+        conn
     }
 
     /// Reserve the connection for a flow (or let it go): an input node's reading stops
@@ -346,6 +372,8 @@ pub struct Delivery {
 pub struct InputSink {
     /// Which node registered it (so that only it unregisters it).
     pub owner: u64,
+    /// TLS for the connections accepted while this node serves the port.
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
     pub framing: Framing,
     pub timeouts: ReadTimeouts,
     pub tx: crossbeam_channel::Sender<Delivery>,
@@ -468,24 +496,55 @@ async fn accept_loop(listener: tokio::net::TcpListener, manager: Weak<PortManage
             }
         };
         let Some(m) = manager.upgrade() else { return };
-        let conn = match Connection::open(
-            stream,
-            "TCPIPServer",
-            peer.ip().to_string(),
-            m.addr.port(),
-            &m.connections,
-        ) {
-            Ok(c) => c,
-            Err(error) => {
-                tracing::warn!(%error, "Failed to set up an accepted TCP/IP connection.");
-                continue;
-            }
-        };
+        let tls = m.sink.borrow().as_ref().and_then(|s| s.tls.clone());
         let sinks = m.sink.subscribe();
+        let (port, set) = (m.addr.port(), Arc::clone(&m.connections));
         drop(m);
-        tokio::spawn(read_connection(conn, sinks));
+        let Some(acceptor) = tls else {
+            match Connection::open(stream, "TCPIPServer", peer.ip().to_string(), port, &set) {
+                Ok(conn) => {
+                    tokio::spawn(read_connection(conn, sinks));
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "Failed to set up an accepted TCP/IP connection.");
+                }
+            }
+            continue;
+        };
+        // The handshake runs on the connection's own task, so that a slow or silent client
+        // does not hold up accepting the next.
+        tokio::spawn(async move {
+            let _ = stream.set_nodelay(true);
+            let session =
+                tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await;
+            let session = match session {
+                Ok(Ok(s)) => s,
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, %peer, port, "A TLS handshake on a TCP/IP port failed; the connection is closed.");
+                    return;
+                }
+                Err(_) => {
+                    tracing::warn!(%peer, port, "A TLS handshake on a TCP/IP port did not finish in time; the connection is closed.");
+                    return;
+                }
+            };
+            let (read, write) = tokio::io::split(session);
+            let conn = Connection::open_halves(
+                Box::new(read),
+                Box::new(write),
+                peer,
+                "TCPIPServer",
+                peer.ip().to_string(),
+                port,
+                &set,
+            );
+            read_connection(conn, sinks).await;
+        });
     }
 }
+
+/// How long a client may take over its side of a TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Hand `event` to the input node and wait until its invocation ended.
 /// Clear `sink` if it serves the input node `owner` (a newer node may have taken it over).

@@ -11,6 +11,7 @@ mod local_env;
 pub mod server_input;
 pub mod server_output;
 pub mod server_receive;
+pub mod tls;
 
 use bytes::Bytes;
 use sluice_node_api::{ExceptionKind, NodeError, NodeSpec};
@@ -85,6 +86,24 @@ pub enum TcpipError {
     /// Every connection of a client pool is in use and none came free in time.
     #[error("all {max} connections to {to} are in use")]
     PoolExhausted { to: String, max: usize },
+    /// A TLS certificate or key file could not be read.
+    #[error("cannot read the TLS file {path}: {source}")]
+    TlsFile {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TLS certificates or key do not make a usable configuration.
+    #[error("the TLS configuration is not usable: {0}")]
+    TlsConfig(#[source] rustls::Error),
+    /// The TLS handshake with a server failed (its certificate is not trusted, it does not
+    /// speak TLS, it refused the client certificate).
+    #[error("the TLS handshake with {to} failed: {source}")]
+    TlsHandshake {
+        to: String,
+        #[source]
+        source: std::io::Error,
+    },
     /// The connection named is not open (never was, or closed).
     #[error("connection '{id}' is not open on port {port}")]
     NoConnection { id: String, port: u16 },

@@ -17,6 +17,7 @@ use crate::TcpipError;
 use crate::connection::{Delivery, Event, InputSink, PortManager, ReadTimeouts, next_id};
 use crate::framing::{Framing, RecordDetectionProps};
 use crate::local_env::{Details, write_details};
+use crate::tls::{ServerTls, ServerTlsProps};
 
 terminals! {
     /// TCPIPServerInput's outputs.
@@ -69,6 +70,7 @@ properties! {
         /// A connection on which no record starts for this long is closed; 0 keeps idle
         /// connections open.
         idle_timeout_secs: u64 = "0",
+        ..tls: ServerTlsProps,
         ..parsing: BodyParsingProps,
         ..model: MessageModelProps,
     }
@@ -101,6 +103,8 @@ pub enum Source {
     Port {
         addr: Option<SocketAddr>,
         runtime: Option<tokio::runtime::Handle>,
+        /// TLS for the port's connections.
+        tls: Option<ServerTls>,
     },
     /// Opened by a client pool.
     Pool(crate::client::LazyPool),
@@ -167,6 +171,7 @@ impl BuildNode for ServerInputProps {
         let source = Source::Port {
             addr: listen_addr(self.port, b.services)?,
             runtime: b.services.runtime.clone(),
+            tls: ServerTls::from_props(&self.tls, b.project_dir)?,
         };
         let parsing = BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?;
         Ok(NodeImpl::Input(Arc::new(RecordInput::new(
@@ -191,7 +196,7 @@ pub fn read_timeouts(read_timeout_secs: u64, idle_timeout_secs: u64) -> ReadTime
 impl RecordInput {
     fn open(&self, sink: Arc<InputSink>) -> Result<Held, TcpipError> {
         match &self.source {
-            Source::Port { addr, runtime } => {
+            Source::Port { addr, runtime, .. } => {
                 let addr = addr.ok_or(TcpipError::NoAddress)?;
                 let rt = runtime.as_ref().ok_or(TcpipError::NoRuntime)?;
                 let m = PortManager::acquire(addr, rt)?;
@@ -317,8 +322,19 @@ impl RecordInput {
 
 impl InputNode for RecordInput {
     fn start(&self) {
+        let tls = match &self.source {
+            Source::Port { tls: Some(t), .. } => match t.acceptor() {
+                Ok(a) => Some(a),
+                Err(error) => {
+                    tracing::error!(%error, flow = %self.flow, node = %self.label, "The TCP/IP input node cannot start; it receives nothing.");
+                    return;
+                }
+            },
+            _ => None,
+        };
         let sink = Arc::new(InputSink {
             owner: self.owner,
+            tls,
             framing: self.framing.clone(),
             timeouts: self.timeouts,
             tx: self.tx.clone(),
