@@ -28,6 +28,7 @@ use crate::checkpoint::{Checkpoint, Progress};
 use crate::records::{Detection, Record, RecordReader};
 use crate::remote::{Remote, RemoteProps};
 use crate::store::{Local, Store, move_in};
+use crate::watch::{DirWatch, WatchMode};
 use crate::{
     BACKOUT, FieldValue, FileError, TRANSIT_IN, absolute, epoch_micros, pattern, stamp,
     write_file_folder,
@@ -107,6 +108,12 @@ properties! {
         file_exclusion_pattern: Option<String>,
         /// How long the node waits before it looks for files again when there were none.
         polling_interval_ms: u64 = "5000",
+        /// How new files are noticed: `auto` (directory events where the directory can be
+        /// watched, else polling), `inotify` (directory events; failing to watch is an error,
+        /// and polling goes on) or `poll` (only `polling_interval_ms`, for network file
+        /// systems). With events, a file is taken as soon as its writer closes it or it is
+        /// moved in; polling stays as the fallback.
+        watch: WatchMode = "auto",
         /// After a file is processed: `archive` moves it into `archive_directory`,
         /// `archive_with_timestamp` does so with the UTC time prefixed to its name
         /// (`yyyyMMdd_HHmmss_ffffff_`), `delete` removes it.
@@ -258,6 +265,13 @@ impl BuildNode for FileInputProps {
         };
         let archive = dir.join(&self.archive_directory);
         let parsing = BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?;
+        // A remote directory cannot be watched from here: it is polled.
+        let mode = if remote.is_some() {
+            WatchMode::Poll
+        } else {
+            self.watch
+        };
+        let watch = DirWatch::new(mode, dir.clone());
         Ok(NodeImpl::Input(Arc::new(FileInput {
             store,
             remote,
@@ -270,6 +284,7 @@ impl BuildNode for FileInputProps {
             pattern: self.file_name_pattern,
             exclude: self.file_exclusion_pattern.filter(|p| !p.is_empty()),
             poll: Duration::from_millis(self.polling_interval_ms.max(1)),
+            watch,
             on_success: self.action_on_success,
             replace_archive: self.replace_duplicate_archives,
             on_failure: self.action_on_failure,
@@ -295,6 +310,7 @@ struct FileInput {
     pattern: String,
     exclude: Option<String>,
     poll: Duration,
+    watch: DirWatch,
     on_success: SuccessAction,
     replace_archive: bool,
     on_failure: FailureAction,
@@ -718,18 +734,25 @@ impl FileInfo {
 }
 
 impl InputNode for FileInput {
+    fn start(&self) {
+        self.watch.start(&self.flow);
+    }
+
     fn run_instance(&self, runner: &mut dyn InstanceRunner) {
         while !runner.stop().is_stopped() {
+            let seen = self.watch.seen();
             match self.claim() {
                 Some(c) => {
                     let name = c.name.clone();
                     self.process(runner, &name);
                     drop(c);
                 }
-                None => {
-                    runner.stop().sleep(self.poll);
-                }
+                None => self.watch.wait(seen, self.poll, runner.stop()),
             }
         }
+    }
+
+    fn stopped(&self) {
+        self.watch.stop();
     }
 }
