@@ -28,6 +28,7 @@ use crate::checkpoint::{Checkpoint, Progress};
 use crate::records::{Detection, Record, RecordReader};
 use crate::remote::{Remote, RemoteProps};
 use crate::store::{Local, Store, move_in};
+use crate::retry::{RetryPolicy, RetryProps};
 use crate::watch::{DirWatch, WatchMode};
 use crate::{
     BACKOUT, FieldValue, FileError, TRANSIT_IN, absolute, epoch_micros, pattern, stamp,
@@ -127,6 +128,7 @@ properties! {
         /// directory, `backout_with_timestamp` does so with a time stamp prefix, `delete`
         /// removes it.
         action_on_failure: FailureAction = "backout",
+        ..retry: RetryProps,
         ..records: RecordProps,
         ..remote: RemoteProps,
         ..parsing: BodyParsingProps,
@@ -288,6 +290,7 @@ impl BuildNode for FileInputProps {
             on_success: self.action_on_success,
             replace_archive: self.replace_duplicate_archives,
             on_failure: self.action_on_failure,
+            retry: RetryPolicy::from_props(&self.retry),
             detection: self.records.detection(&parsing)?,
             limit: self.records.limit(),
             parsing,
@@ -314,6 +317,7 @@ struct FileInput {
     on_success: SuccessAction,
     replace_archive: bool,
     on_failure: FailureAction,
+    retry: RetryPolicy,
     detection: Detection,
     limit: usize,
     parsing: BodyParsing,
@@ -506,8 +510,9 @@ impl FileInput {
                 outputs: progress.committed().outputs.clone(),
             };
             let delimiter_before = std::mem::replace(&mut previous, rec.delimiter.clone());
-            if !self.record(runner, &mut progress, &info, rec, number, delimiter_before)? {
-                return Ok(Outcome::Failed);
+            match self.record(runner, &mut progress, &info, rec, number, delimiter_before)? {
+                Outcome::Done => {}
+                other => return Ok(other),
             }
         }
         // End of Data, in a unit of work of its own that marks the file done.
@@ -538,7 +543,9 @@ impl FileInput {
         Ok(Outcome::Done)
     }
 
-    /// Propagate one record; false when it failed and nothing handled it (the file fails).
+    /// Propagate one record, retried as the retry properties say: `Failed` when it failed and
+    /// nothing handled it (the file fails), `Stopped` when the flow stopped during a retry
+    /// wait (the record is rolled back, to be processed again at the next start).
     fn record(
         &self,
         runner: &mut dyn InstanceRunner,
@@ -547,7 +554,7 @@ impl FileInput {
         rec: Record,
         number: u64,
         delimiter_before: Option<Vec<u8>>,
-    ) -> Result<bool, FileError> {
+    ) -> Result<Outcome, FileError> {
         let next = progress.next.clone();
         let mut msg = Message::new();
         info.write(
@@ -568,32 +575,59 @@ impl FileInput {
                 delimiter_before.as_deref(),
             )?;
             let _ = BodyParsing::blob().attach(&mut msg.root, rec.bytes);
-            return Ok(self.fail(runner, progress, &mut msg, self.own(e), next));
+            return Ok(self.failed(runner, progress, &mut msg, self.own(e), next));
         }
-        let mut inv = Invocation::new();
-        inv.unit_of_work.join(
-            Progress::KEY,
-            std::mem::replace(progress, Progress::detached()),
-        );
-        let r = match runner.invoke(&mut inv, FileInputOutput::Out.into(), &mut msg) {
-            Err(e) if runner.is_wired(FileInputOutput::Catch.into()) => e
-                .exception
-                .write_to(&mut msg.exception_list)
-                .map_err(NodeError::from)
-                .and_then(|_| runner.invoke(&mut inv, FileInputOutput::Catch.into(), &mut msg)),
-            r => r,
-        };
-        let (ok, p) = self.end(&mut inv, r.is_ok());
-        *progress = p;
-        match r {
-            Ok(()) if ok => Ok(true),
-            Ok(()) => {
-                let e = self.own(NodeError::recoverable(
+        let original = msg.clone();
+        let mut failures = 0;
+        loop {
+            let mut inv = Invocation::new();
+            inv.unit_of_work.join(
+                Progress::KEY,
+                std::mem::replace(progress, Progress::detached()),
+            );
+            let r = match runner.invoke(&mut inv, FileInputOutput::Out.into(), &mut msg) {
+                Err(e) if runner.is_wired(FileInputOutput::Catch.into()) => e
+                    .exception
+                    .write_to(&mut msg.exception_list)
+                    .map_err(NodeError::from)
+                    .and_then(|_| runner.invoke(&mut inv, FileInputOutput::Catch.into(), &mut msg)),
+                r => r,
+            };
+            let (ok, p) = self.end(&mut inv, r.is_ok());
+            *progress = p;
+            let e = match r {
+                Ok(()) if ok => return Ok(Outcome::Done),
+                Ok(()) => self.own(NodeError::recoverable(
                     "the record's unit of work did not commit",
-                ));
-                Ok(self.fail(runner, progress, &mut msg, e, next))
+                )),
+                Err(e) => e,
+            };
+            failures += 1;
+            let Some(wait) = self.retry.delay(failures) else {
+                return Ok(self.failed(runner, progress, &mut msg, e, next));
+            };
+            tracing::warn!(error = %e, flow = %self.flow, node = %self.label, failures, "A record's flow failed; it is propagated again after the retry interval.");
+            if runner.stop().sleep(wait) {
+                return Ok(Outcome::Stopped);
             }
-            Err(e) => Ok(self.fail(runner, progress, &mut msg, e, next)),
+            progress.next = next.clone();
+            msg = original.clone();
+        }
+    }
+
+    /// [`FileInput::fail`] as the outcome of a record.
+    fn failed(
+        &self,
+        runner: &mut dyn InstanceRunner,
+        progress: &mut Progress,
+        msg: &mut Message,
+        e: NodeError,
+        next: Checkpoint,
+    ) -> Outcome {
+        if self.fail(runner, progress, msg, e, next) {
+            Outcome::Done
+        } else {
+            Outcome::Failed
         }
     }
 

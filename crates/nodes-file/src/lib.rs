@@ -17,6 +17,7 @@ pub mod remote;
 #[cfg(feature = "sftp")]
 pub mod sftp;
 pub mod store;
+pub mod retry;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
