@@ -21,13 +21,15 @@ use sluice_flow_testing::{
 use sluice_node_api::Services;
 use sluice_node_api::http_listener::{HttpRequest, HttpRouter};
 
-/// Elements whose values differ on every run: request and message ids, put times.
+/// Elements whose values differ on every run: request and message ids, put times, the time a
+/// file was written (`WrittenDestination.File.Timestamp`).
 const MASKED_FIELDS: &[&str] = &[
     "RequestIdentifier",
     "MsgId",
     "CorrelId",
     "PutDate",
     "PutTime",
+    "Timestamp",
 ];
 
 /// The fewest cases the suite holds, so that a lost folder does not pass unnoticed.
