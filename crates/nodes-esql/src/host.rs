@@ -158,6 +158,6 @@ impl Host for CtxHost<'_, '_> {
 
 /// The unit of work's key for a datasource's work: the datasource itself, so that nodes naming
 /// one file share it (the registry gives them one) while each `:memory:` database is its own.
-fn work_key(db: &Arc<Datasource>) -> String {
+pub(crate) fn work_key(db: &Arc<Datasource>) -> String {
     format!("{:p}", Arc::as_ptr(db))
 }

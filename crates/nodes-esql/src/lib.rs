@@ -1,11 +1,13 @@
 //! ESQL nodes: Compute (builds a new message), Filter (ESQL or XPath condition) and Database
-//! (ESQL with a database). Every `*.esql` file under the project's `esql/` folder is compiled
+//! (ESQL with a database); and the database nodes that need no ESQL (DatabaseRetrieve,
+//! DatabaseRoute, DatabaseInput), which share the ESQL nodes' datasources and transactions. Every `*.esql` file under the project's `esql/` folder is compiled
 //! once per project and shared by the nodes that name its modules.
 
 // `NodeError` is the node API's error type, returned by value across the whole workspace.
 
 mod compute;
 mod database;
+mod db;
 mod filter;
 mod host;
 mod program;
@@ -13,12 +15,20 @@ mod work;
 
 pub use compute::COMPUTE;
 pub use database::DATABASE;
+pub use db::{DATABASE_INPUT, DATABASE_RETRIEVE, DATABASE_ROUTE};
 pub use filter::FILTER;
 
 use sluice_node_api::NodeSpec;
 
 pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
-    for s in [&COMPUTE, &FILTER, &DATABASE] {
+    for s in [
+        &COMPUTE,
+        &FILTER,
+        &DATABASE,
+        &DATABASE_RETRIEVE,
+        &DATABASE_ROUTE,
+        &DATABASE_INPUT,
+    ] {
         r(s);
     }
 }

@@ -15,6 +15,9 @@ use sluice_parsers::xmlnsc;
 #[path = "tests_pg.rs"]
 mod pg;
 
+#[path = "db/tests.rs"]
+mod db;
+
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static SERIAL: Mutex<()> = Mutex::new(());
 
