@@ -18,6 +18,9 @@ mod pg;
 #[path = "db/tests.rs"]
 mod db;
 
+#[path = "db/tests_pg.rs"]
+mod db_pg;
+
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static SERIAL: Mutex<()> = Mutex::new(());
 
