@@ -108,6 +108,35 @@ const CASES: &[ComplianceCase] = &[
         "module: Pass, datasource: ':memory:'",
         fails_with("module: RejectRow, datasource: ':memory:'", XML),
     ),
+    // sqlite_master is there in every SQLite database: no row is named `1`, so the message
+    // goes to key_not_found; a missing table fails.
+    case(
+        "DatabaseRetrieve",
+        "datasource: ':memory:', table: sqlite_master, query_elements: { name: '$Body/a' }, \
+         data_elements: { type: '$Body/type' }",
+        fails_with(
+            "datasource: ':memory:', table: missing, data_elements: { type: '$Body/type' }",
+            XML,
+        ),
+    ),
+    ComplianceCase {
+        dynamic_outputs: &["hit"],
+        ..case(
+            "DatabaseRoute",
+            "datasource: ':memory:', table: sqlite_master, query_elements: { name: '$Body/a' }, \
+             filter_table: { hit: \"$LocalEnvironment/DatabaseRoute/type = 'table'\" }",
+            fails_with(
+                "datasource: ':memory:', table: missing, filter_table: { hit: 'true()' }",
+                XML,
+            ),
+        )
+    },
+    case(
+        "DatabaseInput",
+        "datasource: events.sqlite, event_query: 'SELECT 1 AS id WHERE 0', \
+         end_event: 'DELETE FROM sqlite_master WHERE 0'",
+        Failing::Never("input node: started and stopped only"),
+    ),
     case(
         "HTTPInput",
         "path: /compliance",
