@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use sluice_cache::GlobalCache;
 use sluice_qm::QueueManager;
 
 use crate::config::ConfigError;
@@ -32,6 +33,8 @@ pub struct Services {
     /// The message brokers sluice.yaml names (`brokers:`), which nodes' `broker` properties
     /// refer to by name.
     pub brokers: BTreeMap<String, BrokerDef>,
+    /// The global cache: named maps every flow of the server shares (ESQL's `CACHE_*`).
+    pub cache: Arc<GlobalCache>,
 }
 
 /// Where a named datasource's data is.
@@ -161,6 +164,7 @@ impl Services {
             tcpip: None,
             datasources: BTreeMap::new(),
             brokers: BTreeMap::new(),
+            cache: Arc::new(GlobalCache::in_memory()),
         }
     }
 

@@ -152,6 +152,7 @@ pub(super) fn run_options(
             warnings_as_errors: c.treat_warnings_as_errors,
         },
         models: Arc::new(sluice_esql::runtime::MessageModels::new(b.project_dir)),
+        cache: Some(Arc::clone(&b.services.cache)),
     })
 }
 

@@ -90,6 +90,7 @@ fn start(qm: &Arc<QueueManager>, name: &str, edit: &dyn Fn(String) -> String) ->
         tcpip: None,
         datasources: Default::default(),
         brokers: Default::default(),
+        cache: Default::default(),
     };
     let flow = Flow::build(&def, &samples(), &services).unwrap_or_else(|d| panic!("{name}: {d:?}"));
     Arc::new(flow).start()

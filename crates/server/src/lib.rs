@@ -81,6 +81,7 @@ pub fn validate_with(
         tcpip: None,
         datasources: project.datasources(),
         brokers: project.brokers(),
+        cache: Arc::new(sluice_cache::GlobalCache::in_memory()),
     };
     let mut problems = Vec::new();
     for def in &project.flows {
@@ -220,6 +221,15 @@ fn serve(
     qm: &Arc<sluice_qm::QueueManager>,
     admin_in_flight: &Arc<AtomicUsize>,
 ) -> i32 {
+    let cache =
+        match sluice_cache::GlobalCache::open(Some(data_dir), project.settings.cache.clone()) {
+            Ok(c) => Arc::new(c),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 1;
+            }
+        };
+    let flusher = sluice_cache::Flusher::start(&cache, Duration::from_secs(1));
     let router = Arc::new(HttpRouter::new());
     let services = Arc::new(Services {
         http: Arc::clone(&router),
@@ -229,6 +239,7 @@ fn serve(
         tcpip: Some(SocketAddr::new(opts.bind, opts.tcpip_port)),
         datasources: project.datasources(),
         brokers: project.brokers(),
+        cache,
     });
     let deployment = Arc::new(Deployment::new(&opts.dir, Arc::clone(&registry), services));
     if let Err(problems) = deployment.deploy_all(&project.flows) {
@@ -327,6 +338,9 @@ fn serve(
         0
     });
     deployment.stop_all();
+    if let Err(e) = flusher.stop() {
+        tracing::warn!("{e}");
+    }
     code
 }
 

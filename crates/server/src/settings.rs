@@ -133,6 +133,8 @@ pub struct Settings {
     pub datasources: std::collections::BTreeMap<String, sluice_node_api::DatasourceDef>,
     /// Named message brokers, paths as written (relative to the project folder).
     pub brokers: std::collections::BTreeMap<String, sluice_node_api::BrokerDef>,
+    /// The global cache's declared maps (`cache:`).
+    pub cache: std::collections::BTreeMap<String, sluice_cache::MapSettings>,
 }
 
 struct Reader<'a> {
@@ -237,6 +239,7 @@ pub fn parse(file: &str, src: &str) -> Result<Settings, Vec<Diagnostic>> {
             "admin" => s.admin = Some(read_admin(&mut r, v)),
             "datasources" => read_datasources(&mut r, v, &mut s.datasources),
             "brokers" => read_brokers(&mut r, v, &mut s.brokers),
+            "cache" => read_cache(&mut r, v, &mut s.cache),
             "queues" => {
                 read_queues(&mut r, v, &mut s.queues);
                 queue_items = Some(v);
@@ -287,6 +290,46 @@ fn read_tls(r: &mut Reader, v: &Yaml) -> Option<TlsSettings> {
             r.err(v, "`tls` needs `cert_file` and `key_file`", None);
             None
         }
+    }
+}
+
+/// `cache: { MAP: { persistent: BOOL, ttl_secs: N } }`: the global cache's maps that are
+/// written to the data folder or whose entries expire.
+fn read_cache(
+    r: &mut Reader,
+    v: &Yaml,
+    out: &mut std::collections::BTreeMap<String, sluice_cache::MapSettings>,
+) {
+    let YamlKind::Map(m) = &v.kind else {
+        r.err(
+            v,
+            "`cache` maps names of global cache maps to their settings",
+            Some("for example `RATES: { persistent: true, ttl_secs: 3600 }`".into()),
+        );
+        return;
+    };
+    for (name, def) in m {
+        let map = r.text(name);
+        let mut settings = sluice_cache::MapSettings::default();
+        for (k, val) in r.entries(def, "cache map", CACHE_MAP_KEYS) {
+            match k {
+                "persistent" => settings.persistent = r.flag(val),
+                _ => settings.ttl = Some(std::time::Duration::from_secs(r.positive(val))),
+            }
+        }
+        let file_name = !map.is_empty()
+            && !map.starts_with('.')
+            && map
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if settings.persistent && !file_name {
+            r.err(
+                name,
+                format!("the persistent cache map `{map}` needs a name that can be a file name"),
+                Some("use letters, digits, `.`, `_` and `-`".into()),
+            );
+        }
+        out.insert(map, settings);
     }
 }
 
@@ -517,7 +560,9 @@ const TOP_KEYS: &[&str] = &[
     "admin",
     "datasources",
     "brokers",
+    "cache",
 ];
+const CACHE_MAP_KEYS: &[&str] = &["persistent", "ttl_secs"];
 const ADMIN_KEYS: &[&str] = &["users", "tokens"];
 const ADMIN_USER_KEYS: &[&str] = &["password_sha256", "role"];
 const ADMIN_TOKEN_KEYS: &[&str] = &["sha256", "role"];
@@ -1016,6 +1061,30 @@ mod tests {
                 && p[3].contains("sluice.yaml:5:"),
             "{p:?}"
         );
+    }
+
+    #[test]
+    fn cache_maps_load_and_a_persistent_map_needs_a_file_name() {
+        let s = parse(
+            "sluice.yaml",
+            "cache:\n  RATES: { persistent: true, ttl_secs: 60 }\n  'a b': { ttl_secs: 5 }\n",
+        )
+        .expect("valid");
+        assert_eq!(
+            s.cache["RATES"],
+            sluice_cache::MapSettings {
+                persistent: true,
+                ttl: Some(std::time::Duration::from_secs(60)),
+            }
+        );
+        assert!(!s.cache["a b"].persistent);
+        let p = problems("cache:\n  '../x': { persistent: true }\n");
+        assert!(
+            p.len() == 1 && p[0].contains("sluice.yaml:2:") && p[0].contains("file name"),
+            "{p:?}"
+        );
+        let p = problems("cache:\n  X: { ttl: 5 }\n");
+        assert!(p.len() == 1 && p[0].contains("ttl"), "{p:?}");
     }
 
     #[test]

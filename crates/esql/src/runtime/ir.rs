@@ -167,6 +167,43 @@ pub enum TreeFn {
     BitStream,
 }
 
+/// The global cache's functions (`CACHE_GET` …), after the product's `MbGlobalMap` operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheFn {
+    Get,
+    Put,
+    Update,
+    Remove,
+    Contains,
+    Clear,
+    Size,
+}
+
+impl CacheFn {
+    /// The function of an upper-case name.
+    pub fn of(name: &str) -> Option<CacheFn> {
+        Some(match name {
+            "CACHE_GET" => CacheFn::Get,
+            "CACHE_PUT" => CacheFn::Put,
+            "CACHE_UPDATE" => CacheFn::Update,
+            "CACHE_REMOVE" => CacheFn::Remove,
+            "CACHE_CONTAINS" => CacheFn::Contains,
+            "CACHE_CLEAR" => CacheFn::Clear,
+            "CACHE_SIZE" => CacheFn::Size,
+            _ => return None,
+        })
+    }
+
+    /// The fewest and most arguments it takes.
+    pub fn arity(self) -> (usize, usize) {
+        match self {
+            CacheFn::Get | CacheFn::Remove | CacheFn::Contains => (2, 2),
+            CacheFn::Put | CacheFn::Update => (3, 4),
+            CacheFn::Clear | CacheFn::Size => (1, 1),
+        }
+    }
+}
+
 /// A compiled expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ex {
@@ -241,6 +278,8 @@ pub enum Ex {
     /// A scalar built-in named at run time (`name` as written, upper-cased).
     BuiltinNamed(Box<str>, Vec<Ex>),
     TreeFn(TreeFn, Vec<Ex>),
+    /// A global cache function.
+    Cache(CacheFn, Vec<Ex>),
     /// A user-defined function, by routine index.
     Call(usize, Vec<Ex>),
     AsBitstream {

@@ -294,6 +294,8 @@ pub struct RunOptions {
     pub database_errors: DatabaseErrors,
     /// The models PARSE with DOMAIN 'DFDL' reads with (its SET and TYPE clauses).
     pub models: Arc<MessageModels>,
+    /// The server's global cache, which the `CACHE_*` functions use; without one they fail.
+    pub cache: Option<Arc<sluice_cache::GlobalCache>>,
 }
 
 /// The node properties "Throw exception on database error" and "Treat warnings as errors".
@@ -407,6 +409,7 @@ impl Module {
             &options.externals,
             &options.attributes,
             &options.models,
+            options.cache.as_deref(),
         )
     }
 }

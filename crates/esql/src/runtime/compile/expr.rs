@@ -317,6 +317,18 @@ impl Cx<'_> {
             };
             return Ex::Eval(site, Box::new(arg));
         }
+        if let Some(f) = crate::runtime::ir::CacheFn::of(&upper) {
+            let (least, most) = f.arity();
+            if args.len() < least || args.len() > most {
+                let want = if least == most {
+                    least.to_string()
+                } else {
+                    format!("{least} or {most}")
+                };
+                self.err(e.span, format!("{upper} takes {want} arguments"));
+            }
+            return Ex::Cache(f, args.iter().map(|x| self.expr(x)).collect());
+        }
         let tree_fn = match upper.as_str() {
             "FIELDNAME" => Some(TreeFn::FieldName),
             "FIELDNAMESPACE" => Some(TreeFn::FieldNamespace),

@@ -398,6 +398,7 @@ impl<'a> Exec<'a> {
                 RtVal::S(self.with_args(frame, args, |vals| scalar::call(name, vals))?)
             }
             Ex::TreeFn(f, args) => self.tree_fn(frame, *f, args)?,
+            Ex::Cache(f, args) => RtVal::S(self.cache_fn(frame, *f, args)?),
             Ex::Call(r, args) => {
                 let ret = self.call_with(frame, *r, args)?;
                 ret.unwrap_or(RtVal::S(Value::Null))

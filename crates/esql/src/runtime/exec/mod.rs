@@ -2,6 +2,7 @@
 
 mod bitstream;
 mod bitstream_options;
+mod cache;
 mod call;
 mod db;
 mod dynamic;
@@ -177,6 +178,8 @@ pub(crate) struct Exec<'a> {
     pub externals: &'a [(String, Value)],
     pub attributes: &'a super::broker::BrokerAttributes,
     pub models: &'a super::MessageModels,
+    /// The server's global cache, when the host has one.
+    pub cache: Option<&'a sluice_cache::GlobalCache>,
     /// Where each shared scope's ROW trees sit among `trees`.
     pub shared_base: [Option<u32>; 2],
     /// How many routine calls are active.
@@ -225,6 +228,7 @@ impl<'a> Exec<'a> {
         externals: &'a [(String, Value)],
         attributes: &'a super::broker::BrokerAttributes,
         models: &'a super::MessageModels,
+        cache: Option<&'a sluice_cache::GlobalCache>,
     ) -> Result<Outcome, NodeError> {
         let m = &prog.modules[module];
         let compute = m.kind == crate::syntax::ast::ModuleKind::Compute;
@@ -260,6 +264,7 @@ impl<'a> Exec<'a> {
             externals,
             attributes,
             models,
+            cache,
             shared_base: [None, None],
             depth: 0,
             stack_base: 0,
