@@ -26,6 +26,7 @@ struct RuntimeNode {
     type_name: &'static str,
     config: sluice_node_api::NodeConfig,
     imp: NodeImpl,
+    inputs: Vec<String>,
     outputs: Vec<String>,
     wires: Vec<Vec<(u32, Terminal)>>,
     failure: Option<Terminal>,
@@ -63,6 +64,21 @@ pub struct NodeInfo<'a> {
     pub label: &'a str,
     pub type_name: &'a str,
     pub properties: &'a sluice_node_api::NodeConfig,
+    /// Input terminal names, declared then dynamic.
+    pub inputs: &'a [String],
+    /// Output terminal names, declared then dynamic.
+    pub outputs: &'a [String],
+}
+
+/// One wire of a built flow, for drawing it: nodes by their index in [`Flow::node_info`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireInfo<'a> {
+    pub from: usize,
+    /// The output terminal it leaves.
+    pub terminal: &'a str,
+    pub to: usize,
+    /// The input terminal it reaches.
+    pub input: &'a str,
 }
 
 impl Flow {
@@ -101,6 +117,7 @@ impl Flow {
                         type_name: n.spec.type_name,
                         config: n.config.clone(),
                         imp,
+                        inputs: n.inputs.clone(),
                         outputs: n.outputs.clone(),
                         wires: n
                             .wires
@@ -177,6 +194,26 @@ impl Flow {
             label: &n.label,
             type_name: n.type_name,
             properties: &n.config,
+            inputs: &n.inputs,
+            outputs: &n.outputs,
+        })
+    }
+
+    /// Every wire, by source node and terminal in propagation order.
+    pub fn wire_info(&self) -> impl Iterator<Item = WireInfo<'_>> {
+        self.nodes.iter().enumerate().flat_map(move |(from, n)| {
+            n.wires.iter().enumerate().flat_map(move |(t, targets)| {
+                targets.iter().map(move |&(to, input)| WireInfo {
+                    from,
+                    terminal: n.outputs.get(t).map_or("", String::as_str),
+                    to: to as usize,
+                    input: self
+                        .nodes
+                        .get(to as usize)
+                        .and_then(|t| t.inputs.get(input.index()))
+                        .map_or("", String::as_str),
+                })
+            })
         })
     }
 

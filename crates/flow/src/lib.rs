@@ -13,7 +13,7 @@ pub mod subflow;
 pub mod yaml;
 
 pub use diag::Diagnostic;
-pub use engine::{EnterError, Flow, NodeInfo, RunningFlow};
+pub use engine::{EnterError, Flow, NodeInfo, RunningFlow, WireInfo};
 pub use load::{
     FlowDef, NodeDef, Place, SourceText, conflicting_claims, load_flow, load_flow_with,
 };

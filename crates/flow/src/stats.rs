@@ -23,6 +23,9 @@ pub struct Counters {
     pub sampled_cpu_ns: AtomicU64,
     pub sampled_invocations: AtomicU64,
     pub input_bytes: AtomicU64,
+    /// The longest single invocation, kept for the flow as a whole only: a node's time is
+    /// charged in slices around the nodes it propagates to.
+    pub max_elapsed_ns: AtomicU64,
 }
 
 /// A copy of [`Counters`] at one moment, with the CPU estimate worked out.
@@ -33,6 +36,7 @@ pub struct Snapshot {
     pub elapsed_ns: u64,
     pub cpu_ns: u64,
     pub input_bytes: u64,
+    pub max_elapsed_ns: u64,
 }
 
 impl Counters {
@@ -51,6 +55,7 @@ impl Counters {
             elapsed_ns: self.elapsed_ns.load(Relaxed),
             cpu_ns,
             input_bytes: self.input_bytes.load(Relaxed),
+            max_elapsed_ns: self.max_elapsed_ns.load(Relaxed),
         }
     }
 
@@ -67,6 +72,8 @@ impl Counters {
         for (mine, theirs) in pairs {
             mine.fetch_add(theirs.load(Relaxed), Relaxed);
         }
+        self.max_elapsed_ns
+            .fetch_max(other.max_elapsed_ns.load(Relaxed), Relaxed);
     }
 
     /// Start again from zero (an operator's statistics reset). Invocations running meanwhile
@@ -79,6 +86,7 @@ impl Counters {
             &self.sampled_cpu_ns,
             &self.sampled_invocations,
             &self.input_bytes,
+            &self.max_elapsed_ns,
         ] {
             c.store(0, Relaxed);
         }
@@ -188,7 +196,12 @@ pub fn begin_invocation(stats: &FlowStats, node: u32) -> InvocationTimer {
 pub fn end_invocation(stats: &FlowStats, t: InvocationTimer, failed: bool) {
     let now = charge(stats);
     let cpu = t.sampling.then(|| now.1.saturating_sub(t.start_cpu));
-    stats.flow.add(now.0.saturating_sub(t.start_wall), cpu);
+    let elapsed = now.0.saturating_sub(t.start_wall);
+    stats.flow.add(elapsed, cpu);
+    // A plain read first: a new maximum is rare, and the read keeps the cache line shared.
+    if elapsed > stats.flow.max_elapsed_ns.load(Relaxed) {
+        stats.flow.max_elapsed_ns.fetch_max(elapsed, Relaxed);
+    }
     if failed {
         stats.flow.errors.fetch_add(1, Relaxed);
     }
@@ -256,9 +269,27 @@ mod tests {
         s.flow.invocations.store(5, Relaxed);
         s.flow.sampled_cpu_ns.store(100, Relaxed);
         s.nodes[1].errors.store(3, Relaxed);
+        s.flow.max_elapsed_ns.store(9, Relaxed);
         assert_ne!(s.flow.snapshot(), Snapshot::default());
         s.reset();
         assert_eq!(s.flow.snapshot(), Snapshot::default());
         assert_eq!(s.nodes[1].snapshot(), Snapshot::default());
+    }
+
+    #[test]
+    fn max_elapsed_keeps_the_longest_invocation_when_several_end() {
+        let s = FlowStats::new(1);
+        let t = begin_invocation(&s, 0);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        end_invocation(&s, t, false);
+        let long = s.flow.snapshot().max_elapsed_ns;
+        assert!(long >= 5_000_000, "{long}");
+        let t = begin_invocation(&s, 0);
+        end_invocation(&s, t, false);
+        assert_eq!(s.flow.snapshot().max_elapsed_ns, long);
+        let other = FlowStats::new(1);
+        other.flow.max_elapsed_ns.store(long + 1, Relaxed);
+        s.flow.absorb(&other.flow);
+        assert_eq!(s.flow.snapshot().max_elapsed_ns, long + 1);
     }
 }

@@ -434,3 +434,33 @@ fn build_error_of_a_promoted_property_points_at_the_use() {
         "{p}"
     );
 }
+
+#[test]
+fn wire_info_lists_each_wire_with_its_terminals_when_asked() {
+    let flow = build(
+        "nodes:\n  s: { type: Source, wires: { out: [a, b] } }\n  a: { type: Step, wires: { failure: [b] } }\n  b: { type: Step }\n",
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{}", e[0]));
+    let labels: Vec<&str> = flow.node_info().map(|n| n.label).collect();
+    let wires: Vec<(&str, &str, &str, &str)> = flow
+        .wire_info()
+        .map(|w| (labels[w.from], w.terminal, labels[w.to], w.input))
+        .collect();
+    assert_eq!(
+        wires,
+        [
+            ("s", "out", "a", "in"),
+            ("s", "out", "b", "in"),
+            ("a", "failure", "b", "in"),
+        ]
+    );
+    let a = flow.node_info().find(|n| n.label == "a").expect("node a");
+    assert_eq!(
+        (a.inputs, a.outputs),
+        (
+            &["in".to_string()][..],
+            &["out".to_string(), "failure".to_string()][..]
+        )
+    );
+}
