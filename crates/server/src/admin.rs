@@ -17,7 +17,8 @@ use sluice_flow::{Flow, Registry};
 
 use crate::control::{self, Matched};
 use crate::deploy::{Deployment, FlowState};
-use crate::settings::AdminSettings;
+use crate::settings::{AdminSettings, Role};
+use crate::ui;
 
 /// Extra admin routes offered by other parts of the server (the queue manager's messaging API).
 pub trait AdminRoutes: Send + Sync {
@@ -110,6 +111,10 @@ pub struct AdminState {
     pub admin: Option<AdminSettings>,
     /// Requests being answered (the server lets them finish when it stops).
     pub in_flight: Arc<AtomicUsize>,
+    /// The queue manager, for the admin API's queue routes.
+    pub qm: Arc<sluice_qm::QueueManager>,
+    /// When the server started, for its uptime.
+    pub started: Instant,
 }
 
 /// Counts a request as in flight until dropped (also when its client goes away).
@@ -144,6 +149,7 @@ fn stats_json(s: &Snapshot) -> Value {
         "input_bytes": s.input_bytes,
         "avg_elapsed_us": per(s.elapsed_ns),
         "avg_cpu_us": per(s.cpu_ns),
+        "max_elapsed_us": s.max_elapsed_ns as f64 / 1000.0,
     })
 }
 
@@ -175,6 +181,59 @@ fn flow_json(f: &Flow, state: FlowState) -> Value {
         "state": state.as_str(),
         "statistics": stats_json(&f.stats.flow.snapshot()),
         "nodes": nodes,
+    })
+}
+
+/// A flow's nodes with their terminals and counts, and its wires: what the UI draws.
+fn graph_json(f: &Flow, state: FlowState) -> Value {
+    let nodes: Vec<Value> = f
+        .node_info()
+        .zip(f.stats.nodes.iter())
+        .map(|(n, c)| {
+            json!({
+                "label": n.label,
+                "type": n.type_name,
+                "inputs": n.inputs,
+                "outputs": n.outputs,
+                "statistics": stats_json(&c.snapshot()),
+            })
+        })
+        .collect();
+    let labels: Vec<&str> = f.node_info().map(|n| n.label).collect();
+    let label = |i: usize| labels.get(i).copied().unwrap_or_default();
+    let wires: Vec<Value> = f
+        .wire_info()
+        .map(|w| json!({"from": label(w.from), "terminal": w.terminal, "to": label(w.to), "input": w.input}))
+        .collect();
+    json!({"name": f.name, "state": state.as_str(), "nodes": nodes, "wires": wires})
+}
+
+/// The server as a whole: version, uptime, memory, and the flows' totals; `role` is the
+/// caller's, so that a client shows only what it may do.
+fn server_json(state: &AdminState, flows: &[(Arc<Flow>, FlowState)], role: Role) -> Value {
+    let (mut invocations, mut errors, mut running) = (0u64, 0u64, 0usize);
+    for (f, s) in flows {
+        let snap = f.stats.flow.snapshot();
+        invocations += snap.invocations;
+        errors += snap.errors;
+        running += usize::from(s.as_str() == "running");
+    }
+    let storage = state.qm.storage_stats();
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "uptime_secs": state.started.elapsed().as_secs(),
+        "memory": {
+            "rss_bytes": storage.process_rss,
+            "queue_bytes": storage.queue_memory_bytes,
+            "log_disk_bytes": storage.log_disk_bytes,
+        },
+        "flows": flows.len(),
+        "flows_running": running,
+        "invocations": invocations,
+        "errors": errors,
+        "queue_manager": state.qm.name(),
+        "queues": state.qm.list().len(),
+        "role": role.as_str(),
     })
 }
 
@@ -286,6 +345,22 @@ pub async fn handle(
             ));
         }
     };
+    if ui::serves(&path) {
+        let inm = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("if-none-match"))
+            .map(|(_, v)| v.as_str());
+        let a = ui::serve(&method, &path, inm);
+        let mut r = Response::new(Full::new(a.body));
+        *r.status_mut() =
+            hyper::StatusCode::from_u16(a.status).unwrap_or(hyper::StatusCode::NOT_FOUND);
+        for (n, v) in a.headers {
+            if let Ok(v) = hyper::header::HeaderValue::from_str(&v) {
+                r.headers_mut().insert(n, v);
+            }
+        }
+        return Ok(r);
+    }
     if let Some(ext) = state.extensions.iter().find(|e| e.serves(&path)) {
         let RouteResponse {
             status,
@@ -315,10 +390,17 @@ pub async fn handle(
                  queue_manager.users in sluice.yaml) or a bearer token (queue_manager.tokens)"
             }}),
         );
-        r.headers_mut().insert(
-            hyper::header::WWW_AUTHENTICATE,
-            hyper::header::HeaderValue::from_static("Basic realm=\"sluice\""),
-        );
+        // The web UI asks for credentials with its own form: the browser's dialog would
+        // come first and could not offer a token.
+        let from_ui = headers
+            .iter()
+            .any(|(n, v)| n.eq_ignore_ascii_case("x-requested-with") && v == "sluice-ui");
+        if !from_ui {
+            r.headers_mut().insert(
+                hyper::header::WWW_AUTHENTICATE,
+                hyper::header::HeaderValue::from_static("Basic realm=\"sluice\""),
+            );
+        }
         return Ok(r);
     };
     let (route, name) = match control::find(&method, &path) {
@@ -346,6 +428,31 @@ pub async fn handle(
             )}),
         ));
     }
+    if route.path.starts_with("/api/v1/queues") {
+        let qm = Arc::clone(&state.qm);
+        let template = route.path;
+        let query = pq
+            .split_once('?')
+            .map(|(_, q)| q.to_string())
+            .unwrap_or_default();
+        let user = control::principal(&headers);
+        let answer = tokio::task::spawn_blocking(move || {
+            crate::queue_admin::answer(
+                &qm,
+                &method,
+                template,
+                name.as_deref(),
+                &query,
+                &body,
+                &user,
+            )
+        })
+        .await;
+        return Ok(match answer {
+            Ok((status, v)) => json_response(status, &v),
+            Err(e) => json_response(500, &json!({"error": format!("the request failed: {e}")})),
+        });
+    }
     if method != "GET" {
         let st = Arc::clone(&state);
         let template = route.path;
@@ -368,6 +475,7 @@ pub async fn handle(
             respond(200, "text/plain; version=0.0.4", metrics_text(&flows))
         }
         "/api/v1/openapi.json" => respond(200, "application/json", control::OPENAPI),
+        "/api/v1/server" => json_response(200, &server_json(&state, &flows, role)),
         "/api/v1/flows" => json_response(
             200,
             &Value::Array(flows.iter().map(|(f, s)| flow_json(f, *s)).collect()),
@@ -388,9 +496,11 @@ pub async fn handle(
                 .collect();
             json_response(200, &Value::Array(types))
         }
-        _ => {
+        template => {
             let name = name.unwrap_or_default();
+            let graph = template.ends_with("/graph");
             match flows.iter().find(|(f, _)| f.name == name) {
+                Some((f, s)) if graph => json_response(200, &graph_json(f, *s)),
                 Some((f, s)) => json_response(200, &flow_json(f, *s)),
                 None => json_response(404, &json!({"error": format!("no flow named '{name}'")})),
             }

@@ -29,7 +29,9 @@ pub const ROUTES: &[Route] = &[
     route("GET", "/api/v1/openapi.json", Role::Viewer),
     route("GET", "/api/v1/nodes", Role::Viewer),
     route("GET", "/api/v1/flows", Role::Viewer),
+    route("GET", "/api/v1/server", Role::Viewer),
     route("GET", "/api/v1/flows/{name}", Role::Viewer),
+    route("GET", "/api/v1/flows/{name}/graph", Role::Viewer),
     route("POST", "/api/v1/flows/{name}/stop", Role::Operator),
     route("POST", "/api/v1/flows/{name}/start", Role::Operator),
     route("POST", "/api/v1/flows/{name}/restart", Role::Operator),
@@ -39,6 +41,12 @@ pub const ROUTES: &[Route] = &[
         "/api/v1/flows/{name}/statistics/reset",
         Role::Operator,
     ),
+    route("GET", "/api/v1/queues", Role::Viewer),
+    route("GET", "/api/v1/queues/{name}", Role::Viewer),
+    route("GET", "/api/v1/queues/{name}/messages", Role::Viewer),
+    route("POST", "/api/v1/queues/{name}/messages", Role::Operator),
+    route("POST", "/api/v1/queues/{name}/get", Role::Operator),
+    route("POST", "/api/v1/queues/{name}/clear", Role::Operator),
     route("POST", "/api/v1/deploy", Role::Admin),
     route("POST", "/api/v1/deploy/rollback", Role::Admin),
 ];
@@ -141,6 +149,23 @@ fn admin_role(admin: &AdminSettings, headers: &[(String, String)]) -> Option<Rol
         .iter()
         .find(|(u, c)| u == user && same(&c.sha256, &h))
         .map(|(_, c)| c.role)
+}
+
+/// Who a request says it comes from, for the identity of a message it puts: the user of
+/// HTTP basic credentials, else `admin` (a token names no one).
+pub fn principal(headers: &[(String, String)]) -> String {
+    use base64::Engine;
+    header(headers, "authorization")
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
+        .and_then(|(_, v)| {
+            base64::engine::general_purpose::STANDARD
+                .decode(v.trim())
+                .ok()
+        })
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|up| up.split_once(':').map(|(u, _)| u.to_string()))
+        .unwrap_or_else(|| "admin".to_string())
 }
 
 /// Who the request comes from: its role, or None without valid credentials. Without

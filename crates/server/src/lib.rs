@@ -8,9 +8,11 @@ pub mod deploy;
 mod error;
 pub mod http;
 pub mod project;
+pub mod queue_admin;
 pub mod queues;
 pub mod rest_api;
 pub mod settings;
+pub mod ui;
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -230,6 +232,8 @@ fn serve(
             }
         };
     let flusher = sluice_cache::Flusher::start(&cache, Duration::from_secs(1));
+    // Uptime counts from here: the queue manager's recovery before is part of starting.
+    let started = Instant::now();
     let router = Arc::new(HttpRouter::new());
     let services = Arc::new(Services {
         http: Arc::clone(&router),
@@ -308,6 +312,8 @@ fn serve(
             auth: queues::auth(&project.settings),
             admin: project.settings.admin.clone(),
             in_flight: Arc::clone(admin_in_flight),
+            qm: Arc::clone(qm),
+            started,
         });
         let admin_task = tokio::spawn(serve_admin(admin_l, admin_state, stop_rx));
         let watch_stop = Arc::new(AtomicBool::new(false));
