@@ -271,6 +271,43 @@ impl Datasource {
         r
     }
 
+    /// Whether the datasource can prepare a transaction (two-phase commit): PostgreSQL.
+    pub fn can_prepare(&self) -> bool {
+        matches!(self.engine, Engine::Postgres(_))
+    }
+
+    /// Phase one of two-phase commit: end unit of work `unit`'s transaction with
+    /// `PREPARE TRANSACTION 'xid'`. `Ok(false)` when the unit did nothing here (nothing is
+    /// left prepared). A failure leaves nothing prepared.
+    pub fn prepare(&self, unit: UnitId, xid: &str) -> Result<bool, DbError> {
+        match &self.engine {
+            Engine::Postgres(p) => p.prepare(unit, xid),
+            Engine::Sqlite(_) => Err(DbError::NoTwoPhase {
+                datasource: self.name.clone(),
+            }),
+        }
+    }
+
+    /// Phase two: commit (`COMMIT PREPARED`) or roll back (`ROLLBACK PREPARED`) the prepared
+    /// transaction `xid`. `Ok(false)` when no transaction of that id is prepared.
+    pub fn finish_prepared(&self, xid: &str, commit: bool) -> Result<bool, DbError> {
+        match &self.engine {
+            Engine::Postgres(p) => p.finish_prepared(xid, commit),
+            Engine::Sqlite(_) => Err(DbError::NoTwoPhase {
+                datasource: self.name.clone(),
+            }),
+        }
+    }
+
+    /// The ids of the transactions left prepared in the database whose id starts with
+    /// `prefix` (none for SQLite, which cannot prepare).
+    pub fn prepared(&self, prefix: &str) -> Result<Vec<String>, DbError> {
+        match &self.engine {
+            Engine::Postgres(p) => p.prepared(prefix),
+            Engine::Sqlite(_) => Ok(Vec::new()),
+        }
+    }
+
     /// The connection for one statement, once no other thread's unit of work owns it.
     pub fn statement(&self) -> Result<Connection<'_>, DbError> {
         let s = match &self.engine {

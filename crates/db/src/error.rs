@@ -130,6 +130,41 @@ pub enum DbError {
         #[source]
         source: postgres::Error,
     },
+    /// A two-phase step on PostgreSQL failed: `PREPARE TRANSACTION` (the work was rolled
+    /// back), or `COMMIT PREPARED`/`ROLLBACK PREPARED`/listing `pg_prepared_xacts` (the
+    /// transaction stays prepared, for recovery to settle).
+    #[error(
+        "cannot {step} transaction '{xid}' on database {datasource}: {}",
+        pg_text(source)
+    )]
+    PgTwoPhase {
+        /// The datasource.
+        datasource: String,
+        /// `prepare`, `commit prepared`, `roll back prepared` or `list prepared`.
+        step: &'static str,
+        /// The transaction id (the prefix, for a listing).
+        xid: String,
+        /// The driver's error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// A transaction id with characters other than letters, digits, `.`, `-`, `_` and `:`, or
+    /// longer than PostgreSQL's 199, was given for a two-phase step.
+    #[error(
+        "'{xid}' is not a usable transaction id (letters, digits and . - _ : only, at most 199)"
+    )]
+    BadXid {
+        /// The id given.
+        xid: String,
+    },
+    /// Two-phase commit was asked of a datasource that cannot prepare (SQLite).
+    #[error(
+        "database {datasource} cannot prepare a transaction (two-phase commit is PostgreSQL's)"
+    )]
+    NoTwoPhase {
+        /// The datasource.
+        datasource: String,
+    },
     /// A PostgreSQL connection string names no server (`host=` or the URL's host).
     #[error("the PostgreSQL connection string names no host")]
     NoHost,
@@ -178,6 +213,7 @@ impl DbError {
             DbError::Connect { source, .. }
             | DbError::PgBegin { source, .. }
             | DbError::PgCommit { source, .. }
+            | DbError::PgTwoPhase { source, .. }
             | DbError::PgStatement { source, .. } => source.code().map(|c| c.code()),
             _ => None,
         }
@@ -194,6 +230,7 @@ impl DbError {
             | DbError::Connect { source, .. }
             | DbError::PgBegin { source, .. }
             | DbError::PgCommit { source, .. }
+            | DbError::PgTwoPhase { source, .. }
             | DbError::PgStatement { source, .. }
             | DbError::PgValue { source, .. } => pg_text(source),
             other => other.to_string(),
@@ -224,7 +261,9 @@ impl DbError {
             },
             DbError::Busy { .. } | DbError::HeldFurtherUp { .. } | DbError::Markers { .. } => None,
             DbError::Config { .. } | DbError::PgValue { .. } | DbError::NoHost => None,
+            DbError::BadXid { .. } | DbError::NoTwoPhase { .. } => None,
             DbError::Connect { .. }
+            | DbError::PgTwoPhase { .. }
             | DbError::PgBegin { .. }
             | DbError::PgCommit { .. }
             | DbError::PgStatement { .. } => self.sqlstate().map(sqlstate_number),
@@ -246,8 +285,10 @@ impl DbError {
             | DbError::PgCommit { datasource, .. }
             | DbError::PgStatement { datasource, .. }
             | DbError::PgValue { datasource, .. }
-            | DbError::Markers { datasource, .. } => datasource,
-            DbError::NoHost => "",
+            | DbError::Markers { datasource, .. }
+            | DbError::PgTwoPhase { datasource, .. }
+            | DbError::NoTwoPhase { datasource } => datasource,
+            DbError::NoHost | DbError::BadXid { .. } => "",
         }
     }
 }

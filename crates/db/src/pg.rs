@@ -249,6 +249,93 @@ impl Pool {
         r
     }
 
+    /// Phase one: end `unit` with `PREPARE TRANSACTION 'xid'`. `Ok(false)` when the unit
+    /// never ran a statement here (nothing to prepare, nothing left open). A failed prepare
+    /// leaves nothing prepared: PostgreSQL rolls the transaction back.
+    pub(crate) fn prepare(&self, unit: UnitId, xid: &str) -> Result<bool, DbError> {
+        check_xid(xid)?;
+        let taken = {
+            let mut st = self.state.lock();
+            let Some(thread) = st
+                .units
+                .iter()
+                .find(|(_, u)| u.unit == unit)
+                .map(|(t, _)| *t)
+            else {
+                return Ok(false);
+            };
+            st.units.remove(&thread)
+        };
+        let Some(UnitConn {
+            conn: Some(mut conn),
+            begun: true,
+            ..
+        }) = taken
+        else {
+            return Ok(false);
+        };
+        let r = conn
+            .client
+            .batch_execute(&format!("PREPARE TRANSACTION '{xid}'"))
+            .map(|()| true)
+            .map_err(|source| {
+                let _ = conn.client.batch_execute("ROLLBACK");
+                self.two_phase_error("prepare", xid, source)
+            });
+        let mut st = self.state.lock();
+        self.give_back(&mut st, conn);
+        r
+    }
+
+    /// Phase two: `COMMIT PREPARED 'xid'` (or `ROLLBACK PREPARED`) on any connection of the
+    /// pool. `Ok(false)` when no transaction `xid` is prepared (settled already).
+    pub(crate) fn finish_prepared(&self, xid: &str, commit: bool) -> Result<bool, DbError> {
+        check_xid(xid)?;
+        let (sql, step) = if commit {
+            (format!("COMMIT PREPARED '{xid}'"), "commit prepared")
+        } else {
+            (format!("ROLLBACK PREPARED '{xid}'"), "roll back prepared")
+        };
+        let mut conn = self.acquire()?;
+        let r = match conn.client.batch_execute(&sql) {
+            Ok(()) => Ok(true),
+            // 42704 undefined_object: no prepared transaction has that id.
+            Err(e) if e.code().is_some_and(|c| c.code() == "42704") => Ok(false),
+            Err(source) => Err(self.two_phase_error(step, xid, source)),
+        };
+        let mut st = self.state.lock();
+        self.give_back(&mut st, conn);
+        r
+    }
+
+    /// The ids of the transactions prepared in this datasource's database whose id starts
+    /// with `prefix`.
+    pub(crate) fn prepared(&self, prefix: &str) -> Result<Vec<String>, DbError> {
+        check_xid(prefix)?;
+        let mut conn = self.acquire()?;
+        let r = conn
+            .client
+            .query(
+                "SELECT gid FROM pg_prepared_xacts \
+                 WHERE database = current_database() AND starts_with(gid, $1) ORDER BY prepared",
+                &[&prefix],
+            )
+            .map(|rows| rows.iter().map(|r| r.get::<_, String>(0)).collect())
+            .map_err(|source| self.two_phase_error("list prepared", prefix, source));
+        let mut st = self.state.lock();
+        self.give_back(&mut st, conn);
+        r
+    }
+
+    fn two_phase_error(&self, step: &'static str, xid: &str, source: postgres::Error) -> DbError {
+        DbError::PgTwoPhase {
+            datasource: self.name.clone(),
+            step,
+            xid: xid.to_string(),
+            source,
+        }
+    }
+
     /// The connection for one statement: the unit of work's (sending `BEGIN` on its first
     /// statement), or one of its own in autocommit.
     pub(crate) fn lease(&self) -> Result<Lease<'_>, DbError> {
@@ -306,6 +393,21 @@ impl Pool {
             pool: self,
             conn: Some(conn),
             unit: Some(unit),
+        })
+    }
+}
+
+/// Refuse an id that could not be quoted as a literal safely, or that PostgreSQL would refuse.
+fn check_xid(xid: &str) -> Result<(), DbError> {
+    let ok = xid.len() < 200
+        && xid
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-_:".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(DbError::BadXid {
+            xid: xid.to_string(),
         })
     }
 }

@@ -14,6 +14,7 @@
 pub mod codec;
 mod error;
 pub mod fs;
+mod indoubt;
 mod manager;
 mod model;
 pub mod net;
@@ -26,6 +27,7 @@ mod uow;
 pub mod wal;
 
 pub use error::{QmError, Result};
+pub use indoubt::{DECISION_QUEUE, Decision};
 pub use manager::{InputHandle, QmConfig, QueueManager, validate_name};
 pub use model::*;
 pub use ops::put_date_time;

@@ -82,6 +82,12 @@ pub struct QueueManager {
     lock: Mutex<Option<std::fs::File>>,
     /// Queues held open for input, and by whom ([`QueueManager::open_input`]).
     inputs: Mutex<Vec<(String, String)>>,
+    /// The prefix of transaction ids, read or made on first use (`indoubt.rs`).
+    pub(crate) xid_prefix: std::sync::OnceLock<String>,
+    /// Transaction ids handed out since start.
+    pub(crate) xid_seq: AtomicU64,
+    /// When this queue manager started, unix milliseconds (part of every transaction id).
+    pub(crate) started_ms: u64,
 }
 
 /// A queue held open for input ([`QueueManager::open_input`]); closed when dropped.
@@ -143,6 +149,9 @@ impl QueueManager {
             shut: AtomicBool::new(false),
             lock: Mutex::new(None),
             inputs: Mutex::new(Vec::new()),
+            xid_prefix: std::sync::OnceLock::new(),
+            xid_seq: AtomicU64::new(0),
+            started_ms: now_ms(),
         }
     }
 

@@ -19,7 +19,7 @@ struct Held {
 
 /// A unit of work spanning any number of queues. Dropping it without `commit` rolls it back.
 pub struct UnitOfWork {
-    qm: Arc<QueueManager>,
+    pub(crate) qm: Arc<QueueManager>,
     puts: Vec<Staged>,
     gets: Vec<Held>,
 }
