@@ -282,6 +282,7 @@ fn build_alone(
         inputs: &node.inputs,
         outputs: &node.outputs,
         services: env.services,
+        transaction: def.transaction,
     };
     let imp = node.spec.build(&node.config, &bc).map_err(|e| {
         format!(

@@ -100,6 +100,7 @@ impl Flow {
                 inputs: &n.inputs,
                 outputs: &n.outputs,
                 services,
+                transaction: def.transaction,
             };
             match n.spec.build(&n.config, &bc) {
                 Ok(imp) => {

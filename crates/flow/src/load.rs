@@ -30,6 +30,8 @@ pub struct FlowDef {
     pub file: String,
     pub source: String,
     pub instances: usize,
+    /// How its units of work commit (`transaction: automatic | coordinated`).
+    pub transaction: sluice_node_api::Transaction,
     pub nodes: Vec<NodeDef>,
     /// The subflow files the flow uses, directly or through other subflows, sorted: when one
     /// changes, the flow must be loaded again.
@@ -143,7 +145,7 @@ impl NodeDef {
     }
 }
 
-const FLOW_KEYS: &[&str] = &["flow", "description", "instances", "nodes"];
+const FLOW_KEYS: &[&str] = &["flow", "description", "instances", "transaction", "nodes"];
 
 /// Parse and validate one flow file that uses no subflows (a node type that is not registered is
 /// an error).
@@ -175,6 +177,7 @@ pub fn load_flow_with(
         .unwrap_or_default();
     let mut name = stem;
     let mut instances = 1usize;
+    let mut transaction = sluice_node_api::Transaction::Automatic;
     let mut nodes_yaml = None;
     for (k, v) in top {
         match k.as_str() {
@@ -189,6 +192,17 @@ pub fn load_flow_with(
                 YamlKind::Int(n) if (1..=1024).contains(&n) => instances = n as usize,
                 _ => {
                     l.err(v, "`instances` must be a whole number from 1 to 1024");
+                }
+            },
+            Some("transaction") => match v.as_str() {
+                Some("automatic") => transaction = sluice_node_api::Transaction::Automatic,
+                Some("coordinated") => transaction = sluice_node_api::Transaction::Coordinated,
+                _ => {
+                    l.err(v, "`transaction` must be `automatic` or `coordinated`")
+                        .hint = Some(
+                        "`coordinated` commits the queue manager's and the databases' work in two phases"
+                            .into(),
+                    );
                 }
             },
             Some("nodes") => nodes_yaml = Some(v),
@@ -238,6 +252,7 @@ pub fn load_flow_with(
         file: file.to_string(),
         source: src.to_string(),
         instances,
+        transaction,
         nodes,
         subflow_files,
     })

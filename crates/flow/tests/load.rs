@@ -25,6 +25,19 @@ fn problems(src: &str) -> Vec<String> {
 }
 
 #[test]
+fn load_flow_reads_the_transaction_setting_and_defaults_to_automatic() {
+    let body = "nodes:\n  a: { type: Source, path: /x }\n";
+    let def = load_flow("flows/t.yaml", body, &registry()).expect("valid");
+    assert_eq!(def.transaction, sluice_node_api::Transaction::Automatic);
+    let src = format!("transaction: coordinated\n{body}");
+    let def = load_flow("flows/t.yaml", &src, &registry()).expect("valid");
+    assert_eq!(def.transaction, sluice_node_api::Transaction::Coordinated);
+    let p = problems(&format!("transaction: twophase\n{body}"));
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].starts_with("1:14: `transaction` must be"), "{p:?}");
+}
+
+#[test]
 fn load_flow_resolves_wires_and_defaults_when_valid() {
     let src = "flow: f\ninstances: 2\nnodes:\n  a: { type: Source, path: /x, wires: { out: [b, c] } }\n  b: { type: Step, count: 5 }\n  c: { type: Step }\n";
     let def = load_flow("flows/t.yaml", src, &registry()).expect("valid");

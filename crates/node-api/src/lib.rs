@@ -29,4 +29,4 @@ pub use sluice_tree::{Message, NodeId, Tree, TreeError};
 pub use spec::{
     BuildContext, BuildNode, NodeBuilder, NodeImpl, NodeSpec, Terminal, TerminalSpec, Terminals,
 };
-pub use unit_of_work::{Resource, ResourceError, UnitOfWork};
+pub use unit_of_work::{Prepare, Prepared, Resource, ResourceError, Transaction, UnitOfWork};

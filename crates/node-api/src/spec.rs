@@ -98,6 +98,9 @@ pub struct BuildContext<'a> {
     pub outputs: &'a [String],
     /// What the server offers nodes: its HTTP listener, the queue manager, …
     pub services: &'a Services,
+    /// How the flow's units of work commit (its `transaction` setting): an input node that
+    /// starts units of work honours it.
+    pub transaction: crate::Transaction,
 }
 
 impl BuildContext<'_> {

@@ -3,19 +3,25 @@
 use std::sync::Arc;
 
 use sluice_db::{Datasource, UnitId};
-use sluice_node_api::{Resource, ResourceError};
+use sluice_node_api::{Prepare, Resource, ResourceError};
 
 /// A datasource's transaction in a flow's unit of work: committed when the flow completes,
 /// rolled back when it fails — or when dropped without either.
 pub struct DatabaseWork {
     datasource: Arc<Datasource>,
     unit: UnitId,
+    /// The id it prepared under, until that transaction is committed or rolled back.
+    prepared: Option<String>,
 }
 
 impl DatabaseWork {
     /// The transaction unit of work `unit` has open (or will open) on `datasource`.
     pub fn new(datasource: Arc<Datasource>, unit: UnitId) -> DatabaseWork {
-        DatabaseWork { datasource, unit }
+        DatabaseWork {
+            datasource,
+            unit,
+            prepared: None,
+        }
     }
 }
 
@@ -40,6 +46,49 @@ impl Resource for DatabaseWork {
 
     fn rollback(&mut self) {
         self.datasource.rollback(self.unit);
+    }
+
+    fn prepare(&mut self, xid: &str) -> Result<Prepare, ResourceError> {
+        if !self.datasource.can_prepare() {
+            return Ok(Prepare::OnePhase);
+        }
+        match self.datasource.prepare(self.unit, xid) {
+            Ok(true) => {
+                self.prepared = Some(xid.to_string());
+                Ok(Prepare::Prepared)
+            }
+            Ok(false) => Ok(Prepare::Nothing),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    fn commit_prepared(&mut self) -> Result<(), ResourceError> {
+        let Some(xid) = self.prepared.take() else {
+            return Ok(());
+        };
+        match self.datasource.finish_prepared(&xid, true) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ResourceError::new(
+                format!("datasource {}", self.datasource.name()),
+                format!("prepared transaction '{xid}' is no longer there to commit"),
+            )),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    fn rollback_prepared(&mut self) {
+        if let Some(xid) = self.prepared.take()
+            && let Err(error) = self.datasource.finish_prepared(&xid, false)
+        {
+            // Still prepared: recovery at the next start rolls it back (no decision names it).
+            tracing::error!(%error, %xid, "Cannot roll back a prepared transaction; it is settled at the next start.");
+        }
+    }
+}
+
+impl DatabaseWork {
+    fn failed(&self, e: sluice_db::DbError) -> ResourceError {
+        ResourceError::new(format!("datasource {}", self.datasource.name()), e)
     }
 }
 

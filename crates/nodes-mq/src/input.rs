@@ -19,6 +19,9 @@
 //! backs the whole batch out; a message that was backed out before (BackoutCount > 0) is then
 //! processed in a unit of work of its own, so that one bad message cannot push the others to
 //! the backout queue.
+//!
+//! In a flow with `transaction: coordinated`, an invocation's databases and its queue work
+//! commit in two phases, the queue manager coordinating (`coordinated.rs`, docs/databases.md).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,11 +30,12 @@ use std::time::{Duration, Instant};
 use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner,
     Invocation, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminals,
-    properties, property_enum,
+    Transaction, properties, property_enum,
 };
 use sluice_qm::{GetOptions, InputHandle, QueueManager, UnitOfWork};
 
 use super::QueueWork;
+use super::coordinated;
 use super::headers;
 use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProps};
 use sluice_nodes_core::terminals::{InputOutputs, own_failure, propagate_out};
@@ -91,6 +95,8 @@ struct MqInput {
     parsing: BodyParsing,
     commit_count: u32,
     commit_interval: Duration,
+    /// The flow's `transaction`: coordinated commits in two phases.
+    transaction: Transaction,
     /// The input queue held open while the flow runs, so that it cannot be deleted under it.
     open: std::sync::Mutex<Option<InputHandle>>,
     /// Why recent messages were backed out, by MsgId, so that the one that reaches the
@@ -139,6 +145,7 @@ fn build_mq_input(c: MqInputProps, b: &BuildContext) -> Result<NodeImpl, ConfigE
         parsing: BodyParsing::with_model(&c.parsing, &c.model, b.project_dir)?,
         commit_count: c.commit_count,
         commit_interval: Duration::from_millis(c.commit_interval_ms),
+        transaction: b.transaction,
         open: std::sync::Mutex::new(None),
         failures: std::sync::Mutex::new(HashMap::new()),
     })))
@@ -352,11 +359,26 @@ impl MqInput {
     ) -> Option<UnitOfWork> {
         // The queue work is this node's to end (it may go on with the next message of a batch):
         // the invocation's other resources are ended here.
-        let uow = inv
+        let mut uow = inv
             .unit_of_work
             .leave::<QueueWork>(QueueWork::KEY)
             .and_then(QueueWork::into_inner);
         let e = match result {
+            Ok(()) if self.transaction == Transaction::Coordinated => {
+                match coordinated::commit(&self.qm, uow.take(), &mut inv.unit_of_work, &self.flow) {
+                    Ok(coordinated::Committed::Decided) => return None,
+                    Ok(coordinated::Committed::Undecided(u)) => return u,
+                    Err(coordinated::Failed::Undecided { queue_work, error }) => {
+                        tracing::error!(%error, flow = %self.flow, "Failed to prepare the invocation's resources.");
+                        uow = queue_work;
+                        NodeError::recoverable(error.to_string())
+                    }
+                    Err(coordinated::Failed::Decision(error)) => {
+                        tracing::error!(%error, flow = %self.flow, "Failed to commit the queue work with the commit decision; everything was rolled back.");
+                        return None;
+                    }
+                }
+            }
             Ok(()) => {
                 match inv.unit_of_work.commit() {
                     Ok(()) => return uow,

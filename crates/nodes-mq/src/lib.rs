@@ -1,5 +1,6 @@
 //! Queue nodes on the embedded queue manager: MQInput, MQOutput, MQReply, MQGet.
 
+mod coordinated;
 pub mod headers;
 pub mod input;
 pub mod output;
