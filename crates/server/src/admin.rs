@@ -115,6 +115,9 @@ pub struct AdminState {
     pub qm: Arc<sluice_qm::QueueManager>,
     /// When the server started, for its uptime.
     pub started: Instant,
+    /// What settling in-doubt transactions at start did (shown by `/health` when it did
+    /// anything).
+    pub in_doubt: crate::indoubt::Report,
 }
 
 /// Counts a request as in flight until dropped (also when its client goes away).
@@ -468,7 +471,11 @@ pub async fn handle(
     let flows = state.deployment.flow_states();
     Ok(match route.path {
         "/health" | "/api/v1/health" => {
-            json_response(200, &json!({"status": "ok", "flows": flows.len()}))
+            let mut health = json!({"status": "ok", "flows": flows.len()});
+            if state.in_doubt != crate::indoubt::Report::default() {
+                health["in_doubt"] = state.in_doubt.to_json();
+            }
+            json_response(200, &health)
         }
         "/metrics" => {
             let flows: Vec<Arc<Flow>> = flows.into_iter().map(|(f, _)| f).collect();

@@ -7,6 +7,7 @@ pub mod control;
 pub mod deploy;
 mod error;
 pub mod http;
+pub mod indoubt;
 pub mod project;
 pub mod queue_admin;
 pub mod queues;
@@ -234,6 +235,8 @@ fn serve(
     let flusher = sluice_cache::Flusher::start(&cache, Duration::from_secs(1));
     // Uptime counts from here: the queue manager's recovery before is part of starting.
     let started = Instant::now();
+    // Before any flow starts: no transaction a crash left prepared may stay in doubt.
+    let in_doubt = indoubt::recover(qm, &project.datasources());
     let router = Arc::new(HttpRouter::new());
     let services = Arc::new(Services {
         http: Arc::clone(&router),
@@ -314,6 +317,7 @@ fn serve(
             in_flight: Arc::clone(admin_in_flight),
             qm: Arc::clone(qm),
             started,
+            in_doubt,
         });
         let admin_task = tokio::spawn(serve_admin(admin_l, admin_state, stop_rx));
         let watch_stop = Arc::new(AtomicBool::new(false));
