@@ -65,6 +65,11 @@ impl QueueManager {
         if let Some(p) = self.xid_prefix.get() {
             return Ok(p);
         }
+        // Instances asking at once must not both make (and write) an identity.
+        let _g = self.admin.lock();
+        if let Some(p) = self.xid_prefix.get() {
+            return Ok(p);
+        }
         let ident = self.identity()?;
         Ok(self.xid_prefix.get_or_init(|| format!("sluice.{ident}.")))
     }
@@ -242,6 +247,21 @@ mod tests {
         let p = qm.xid_prefix().unwrap();
         assert!(a.starts_with(p) && b.starts_with(p), "{a} {b} {p}");
         assert!(a.len() < 200, "PostgreSQL's limit on a gid");
+    }
+
+    #[test]
+    fn xid_prefix_is_made_once_when_threads_ask_at_once() {
+        let dir = temp_dir("race");
+        let qm = QueueManager::open(&dir, QmConfig::default()).unwrap();
+        let prefixes: Vec<String> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| qm.next_xid().map(|_| qm.xid_prefix().unwrap().to_string())))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap().unwrap()).collect()
+        });
+        assert!(prefixes.iter().all(|p| *p == prefixes[0]), "{prefixes:?}");
+        qm.shutdown();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub struct QueueManager {
     /// Pages messages past each queue's window out to disk (`None` in memory).
     pub(crate) pager: Option<Arc<Pager>>,
     dir: Option<PathBuf>,
-    admin: Mutex<()>,
+    pub(crate) admin: Mutex<()>,
     pub(crate) seq: AtomicU64,
     pub(crate) boot: u32,
     dyn_counter: AtomicU64,
