@@ -366,7 +366,7 @@ fn a_coordinated_flow_killed_again_and_again_keeps_queue_and_table_in_step() {
 
     // Enough messages that no cycle runs out before its crash point.
     let n = cycles * 4 + 20;
-    let ids: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
+    let mut ids: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
     let qm_dir = data.join("qm");
     {
         let qm = QueueManager::open(&qm_dir, QmConfig::default()).expect("open");
@@ -416,7 +416,22 @@ fn a_coordinated_flow_killed_again_and_again_keeps_queue_and_table_in_step() {
             "seed {seed}, cycle {cycle}: a restart left {unsettled:?} prepared"
         );
         left_prepared = state.prepared;
+        // A SIGKILL cycle may move many messages: the input is topped up so that every
+        // crash point is still reached (with no message, a hook would never fire).
+        if state.on_in.len() < 20 {
+            let qm = QueueManager::open(&qm_dir, QmConfig::default()).expect("open");
+            for i in 0..40 {
+                let id = format!("m{}", ids.len() + i);
+                let mut m = Message::new(format!("<m><id>{id}</id></m>"));
+                m.md.persistence = Persistence::Persistent;
+                qm.put("TWOPC.IN", m, &PutOptions::default()).expect("put");
+            }
+            qm.shutdown();
+            let next = ids.len();
+            ids.extend((next..next + 40).map(|i| format!("m{i}")));
+        }
     }
+    let n = ids.len() as u64;
 
     // A last run without kills moves the rest.
     let mut s = Sluice::start(&project, &data, &log, None);
