@@ -27,6 +27,7 @@ fn case(name: &str, instances: Option<u32>, scaling: bool) -> Case {
         measure: Duration::from_secs(1),
         runs: 1,
         scaling,
+        peer: None,
     }
 }
 

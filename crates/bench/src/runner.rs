@@ -1,5 +1,5 @@
 //! Runs a suite: the floor first, then the Sluice server as a child process
-//! and every case against it, with a progress bar; Ctrl-C stops with what
+//! and every case against it, then each peer the same way, with a progress bar; Ctrl-C stops with what
 //! has been measured so far.
 
 use std::collections::HashMap;
@@ -166,63 +166,54 @@ pub fn run_suite(
         }
     }
 
-    let mut placed = None;
-    if !remote.is_empty() && !context.aborted() {
+    let (own, peered): (Vec<Case>, Vec<Case>) = remote.into_iter().partition(|c| c.peer.is_none());
+    let placement = if own.is_empty() && peered.is_empty() {
+        None
+    } else {
+        suite
+            .server_cores
+            .map(affinity::Placement::new)
+            .transpose()?
+    };
+    let project = options.base_dir.join(&suite.project);
+    if !own.is_empty() && !context.aborted() {
         let binary = options.sluice_binary.as_ref().ok_or_else(|| {
             BenchError::Unsupported(
                 "the suite measures the server but no sluice binary was given".into(),
             )
         })?;
-        let project = options.base_dir.join(&suite.project);
         let mut config = ServerConfig::new(binary, &project, &options.data_dir);
         config.extra_args = options.server_args.clone();
-        let placement = suite
-            .server_cores
-            .map(affinity::Placement::new)
-            .transpose()?;
-        if let Some(p) = &placement {
-            affinity::pin_to(&p.server)?;
+        let server = context.start(&config, placement.as_ref())?;
+        context.serve(server, &own, hooks);
+    }
+    // Each peer after Sluice, alone on the same cores, so that nothing else answers the same
+    // topics and each gets the machine Sluice had.
+    for (name, spec) in &suite.peers {
+        let cases: Vec<Case> = peered
+            .iter()
+            .filter(|c| c.peer.as_deref() == Some(name.as_str()))
+            .cloned()
+            .collect();
+        if cases.is_empty() || context.aborted() {
+            continue;
         }
-        let started = ServerProcess::start(&config);
-        if let Some(p) = &placement {
-            affinity::pin_to(&p.driver)?;
-        }
-        let mut server = started?;
-        let sampler = context.sampler(MeasuredServer::External(server.pid()));
-        for case in &remote {
-            if context.aborted() {
-                break;
-            }
-            if let Some(status) = server.exited() {
-                let reason = format!(
-                    "the server exited ({status}); its last output:\n{}",
-                    server.output_tail()
-                );
-                context.skip(case, &BenchError::Unsupported(reason));
-                continue;
-            }
-            let endpoints = server.endpoints().clone();
-            let prepared = match case.instances {
-                Some(n) => hooks.set_instances(&endpoints, case, n),
-                None => Ok(()),
-            }
-            .and_then(|()| factory_for(hooks, &endpoints, case));
-            match prepared {
-                // A case that cannot run (or a server that died) becomes a
-                // row with the reason; the report is still written.
-                Ok(factory) => {
-                    if let Err(error) = context.measure(case, factory.as_ref(), &sampler) {
-                        context.skip(case, &error);
-                    }
+        let data = options.data_dir.join(format!("peer-{name}"));
+        let mut config = ServerConfig::peer(&spec.command, &project, &data);
+        config.ready_timeout = spec.ready_timeout();
+        match context.start(&config, placement.as_ref()) {
+            Ok(server) => context.serve(server, &cases, &NoHooks),
+            Err(error) => {
+                for case in &cases {
+                    context.skip(case, &error);
                 }
-                Err(error) => context.skip(case, &error),
             }
         }
-        server.stop();
-        if let Some(p) = placement {
-            affinity::pin_to(&p.all)?;
-            placed = Some((p.server, p.driver));
-        }
+    }
+    let mut placed = None;
+    if let Some(p) = placement {
+        affinity::pin_to(&p.all)?;
+        placed = Some((p.server, p.driver));
     }
 
     context.progress.finish_and_clear();
@@ -266,6 +257,57 @@ impl Context<'_> {
         let m = Arc::new(generate(case.format, case.size.bytes(), 1)?);
         self.messages.insert(key, m.clone());
         Ok(m)
+    }
+
+    /// Starts a server (Sluice or a peer) on the placement's server cores.
+    fn start(
+        &self,
+        config: &ServerConfig,
+        placement: Option<&affinity::Placement>,
+    ) -> Result<ServerProcess, BenchError> {
+        if let Some(p) = placement {
+            affinity::pin_to(&p.server)?;
+        }
+        let started = ServerProcess::start(config);
+        if let Some(p) = placement {
+            affinity::pin_to(&p.driver)?;
+        }
+        started
+    }
+
+    /// Measures `cases` against a started server, then stops it.
+    fn serve(&mut self, mut server: ServerProcess, cases: &[Case], hooks: &dyn ServerHooks) {
+        let sampler = self.sampler(MeasuredServer::External(server.pid()));
+        for case in cases {
+            if self.aborted() {
+                break;
+            }
+            if let Some(status) = server.exited() {
+                let reason = format!(
+                    "the server exited ({status}); its last output:\n{}",
+                    server.output_tail()
+                );
+                self.skip(case, &BenchError::Unsupported(reason));
+                continue;
+            }
+            let endpoints = server.endpoints().clone();
+            let prepared = match case.instances {
+                Some(n) => hooks.set_instances(&endpoints, case, n),
+                None => Ok(()),
+            }
+            .and_then(|()| factory_for(hooks, &endpoints, case));
+            match prepared {
+                // A case that cannot run (or a server that died) becomes a
+                // row with the reason; the report is still written.
+                Ok(factory) => {
+                    if let Err(error) = self.measure(case, factory.as_ref(), &sampler) {
+                        self.skip(case, &error);
+                    }
+                }
+                Err(error) => self.skip(case, &error),
+            }
+        }
+        server.stop();
     }
 
     /// Measures one case and adds its row.
@@ -352,7 +394,9 @@ fn factory_for(
             port,
         } => Ok(Box::new(TcpipFactory::new(
             &endpoints.host,
-            port.unwrap_or(endpoints.tcpip_port),
+            // A peer answers on its one port whatever port the flow has.
+            port.filter(|_| case.peer.is_none())
+                .unwrap_or(endpoints.tcpip_port),
             *records,
             *record_bytes,
         )?)),
@@ -419,6 +463,7 @@ fn floor_cases(cases: &[Case]) -> Vec<Case> {
             instances: None,
             seed: None,
             scaling: false,
+            peer: None,
             ..case.clone()
         });
     }

@@ -1,7 +1,7 @@
-//! Starting and stopping the Sluice server under test as a child process:
+//! Starting and stopping the server under test as a child process:
 //! `sluice run PROJECT --http-port N --admin-port N --qm-port N --tcpip-port N --data-dir D`
-//! on free loopback ports, ready when it prints a line `ready`; stopped with
-//! SIGTERM, then SIGKILL if it does not exit in time.
+//! on free loopback ports, or a peer's own command answering on one port; ready when it prints
+//! a line `ready` (a peer also when its port accepts connections); stopped with SIGTERM, then SIGKILL if it does not exit in time.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
@@ -30,6 +30,9 @@ pub struct ServerConfig {
     pub stop_timeout: Duration,
     /// Further arguments after the ports and data directory.
     pub extra_args: Vec<String>,
+    /// A peer's command, run instead of `binary run …`: `{port}`, `{project}` and `{data}` in
+    /// its arguments are replaced, and it answers HTTP and TCP/IP on that one port.
+    pub command: Option<Vec<String>>,
 }
 
 impl ServerConfig {
@@ -42,7 +45,48 @@ impl ServerConfig {
             ready_timeout: Duration::from_secs(60),
             stop_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
+            command: None,
         }
+    }
+
+    /// A peer started by `command` (program first) instead of Sluice.
+    pub fn peer(command: &[String], project: &Path, data_dir: &Path) -> Self {
+        let mut config = ServerConfig::new(
+            Path::new(command.first().map_or("", String::as_str)),
+            project,
+            data_dir,
+        );
+        config.command = Some(command.to_vec());
+        config
+    }
+
+    fn command(&self, [http_port, admin_port, qm_port, tcpip_port]: [u16; 4]) -> Command {
+        let Some(words) = &self.command else {
+            let mut command = Command::new(&self.binary);
+            command
+                .arg("run")
+                .arg(&self.project)
+                .args(["--http-port", &http_port.to_string()])
+                .args(["--admin-port", &admin_port.to_string()])
+                .args(["--qm-port", &qm_port.to_string()])
+                .args(["--tcpip-port", &tcpip_port.to_string()])
+                .arg("--data-dir")
+                .arg(&self.data_dir)
+                .args(&self.extra_args);
+            return command;
+        };
+        let fill = |word: &String| {
+            word.replace("{port}", &http_port.to_string())
+                .replace("{project}", &self.project.display().to_string())
+                .replace("{data}", &self.data_dir.display().to_string())
+        };
+        // An empty command (refused when a suite is read) fails to spawn, with that error.
+        let Some((program, args)) = words.split_first() else {
+            return Command::new("");
+        };
+        let mut command = Command::new(fill(program));
+        command.args(args.iter().map(fill));
+        command
     }
 }
 
@@ -99,23 +143,19 @@ impl ServerProcess {
             reason,
             source: None,
         };
-        let [http_port, admin_port, qm_port, tcpip_port] = free_ports()?;
+        let ports = free_ports()?;
+        let [http_port, admin_port, qm_port, mut tcpip_port] = ports;
+        if config.command.is_some() {
+            tcpip_port = http_port;
+        }
         std::fs::create_dir_all(&config.data_dir).map_err(|e| {
             BenchError::io(
                 format!("creating data dir {}", config.data_dir.display()),
                 e,
             )
         })?;
-        let mut child = Command::new(&config.binary)
-            .arg("run")
-            .arg(&config.project)
-            .args(["--http-port", &http_port.to_string()])
-            .args(["--admin-port", &admin_port.to_string()])
-            .args(["--qm-port", &qm_port.to_string()])
-            .args(["--tcpip-port", &tcpip_port.to_string()])
-            .arg("--data-dir")
-            .arg(&config.data_dir)
-            .args(&config.extra_args)
+        let mut child = config
+            .command(ports)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -154,6 +194,11 @@ impl ServerProcess {
         };
         let deadline = Instant::now() + config.ready_timeout;
         loop {
+            // A peer is ready when it says so or when its port answers: not every peer's own
+            // output can be made to say `ready`.
+            if config.command.is_some() && answers(http_port) {
+                return Ok(server);
+            }
             match ready_rx.recv_timeout(Duration::from_millis(100)) {
                 Ok(()) => return Ok(server),
                 Err(mpsc::RecvTimeoutError::Disconnected)
@@ -267,7 +312,13 @@ fn drain<R: Read + Send + 'static>(
         .ok()
 }
 
-/// Three distinct free loopback ports (held together while picked, so they differ).
+/// Whether something accepts connections on the loopback `port`.
+fn answers(port: u16) -> bool {
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    std::net::TcpStream::connect_timeout(&address, Duration::from_millis(50)).is_ok()
+}
+
+/// Four distinct free loopback ports (held together while picked, so they differ).
 pub fn free_ports() -> Result<[u16; 4], BenchError> {
     let bind =
         || TcpListener::bind("127.0.0.1:0").map_err(|e| BenchError::io("finding a free port", e));
@@ -311,6 +362,35 @@ mod tests {
         assert!(status.is_some_and(|s| !s.success()));
         let _ = std::fs::remove_file(bin);
         let _ = std::fs::remove_dir_all(data);
+    }
+
+    #[test]
+    fn peer_command_gets_its_port_project_and_data() {
+        let bin = script("peer", "echo \"args $*\"; echo ready; exec sleep 30");
+        let data = std::env::temp_dir().join(format!("sluice-bench-peer-{}", std::process::id()));
+        let command = [
+            bin.display().to_string(),
+            "--listen={port}".to_string(),
+            "{project}".to_string(),
+            "{data}/x".to_string(),
+        ];
+        let config = ServerConfig::peer(&command, Path::new("samples"), &data);
+        let mut server = ServerProcess::start(&config).expect("peer starts");
+        let e = server.endpoints().clone();
+        server.wait_for_output(Duration::from_millis(200));
+        let said = server.output_tail();
+        server.stop();
+        let _ = std::fs::remove_file(bin);
+        let _ = std::fs::remove_dir_all(&data);
+        assert_eq!(e.tcpip_port, e.http_port);
+        assert!(
+            said.contains(&format!(
+                "args --listen={} samples {}/x",
+                e.http_port,
+                data.display()
+            )),
+            "{said}"
+        );
     }
 
     #[test]

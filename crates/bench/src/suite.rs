@@ -20,8 +20,18 @@
 //!     requesters: 20
 //!     rate: 5000            # optional: total messages per second (unrated if absent)
 //!     seed: { file: wmb8_part2.csv, section: HTTP Nodes, test: Reading and Writing messages over the HTTP Transport }
+//!     peers: [camel]        # optional: the same cases against other servers, after Sluice's
+//! peers:                    # optional: other servers doing the same jobs, started one at a time
+//!   camel:
+//!     command: [java, -cp, "peers/camel/target/*:peers/camel/target/lib/*", sluice.peer.CamelPeer, "{port}", "{project}"]
+//!     ready_timeout_secs: 120
 //! ```
+//!
+//! A peer's command runs in the suite's working directory with `{port}` (the port it must
+//! answer HTTP or TCP/IP on), `{project}` and `{data}` (a data folder of its own) replaced, and
+//! is ready when its port accepts connections or it prints a line `ready`. Its cases are named `TEST [PEER]`.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -59,8 +69,29 @@ pub struct Suite {
     /// every core.
     #[serde(default)]
     pub server_cores: Option<usize>,
+    /// Other servers that do the same jobs, by name.
+    #[serde(default)]
+    pub peers: BTreeMap<String, PeerSpec>,
     /// The tests.
     pub tests: Vec<TestSpec>,
+}
+
+/// Another server measured beside Sluice: how to start it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerSpec {
+    /// The program and its arguments; `{port}`, `{project}` and `{data}` are replaced.
+    pub command: Vec<String>,
+    /// How long it may take to print `ready` (default 120 s: JVMs start slowly).
+    #[serde(default)]
+    pub ready_timeout_secs: Option<f64>,
+}
+
+impl PeerSpec {
+    /// How long to wait for `ready`.
+    pub fn ready_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.ready_timeout_secs.unwrap_or(120.0))
+    }
 }
 
 /// One test: a flow reached through a transport, and the values to vary.
@@ -104,6 +135,9 @@ pub struct TestSpec {
     /// Overrides the suite's number of runs.
     #[serde(default)]
     pub runs: Option<usize>,
+    /// Peers (named in the suite's `peers`) that run the same cases after Sluice.
+    #[serde(default)]
+    pub peers: Vec<String>,
 }
 
 /// How a test reaches its flow.
@@ -213,6 +247,18 @@ impl TransportSpec {
     /// Whether the Sluice server must run for this transport.
     pub fn needs_server(&self) -> bool {
         !matches!(self, TransportSpec::Floor)
+    }
+
+    /// Whether another server can answer it: the queue manager and in-process transports are
+    /// Sluice's own.
+    pub fn reaches_peers(&self) -> bool {
+        matches!(
+            self,
+            TransportSpec::Http { .. }
+                | TransportSpec::Tcpip { .. }
+                | TransportSpec::Mqtt { .. }
+                | TransportSpec::Kafka { .. }
+        )
     }
 }
 
@@ -329,6 +375,8 @@ pub struct Case {
     pub runs: usize,
     /// Whether the test varies instances (its rows make a scaling chart).
     pub scaling: bool,
+    /// The peer that answers this case instead of Sluice.
+    pub peer: Option<String>,
 }
 
 impl Case {
@@ -357,6 +405,7 @@ impl Case {
             measure: Duration::ZERO,
             runs: 1,
             scaling: false,
+            peer: None,
         }
     }
 }
@@ -418,12 +467,36 @@ impl Suite {
                     "test `{t}`: rate must be a positive number"
                 )));
             }
+            for peer in &test.peers {
+                if !self.peers.contains_key(peer) {
+                    return Err(invalid(format!(
+                        "test `{t}`: peer `{peer}` is not one of the suite's `peers`"
+                    )));
+                }
+                if !test.transport.reaches_peers() || test.instances.is_some() {
+                    return Err(invalid(format!(
+                        "test `{t}`: peers answer the http, tcpip, mqtt and kafka transports \
+                         of a flow as deployed (no instances)"
+                    )));
+                }
+            }
             if test.runs == Some(0)
                 || test.duration_secs.is_some_and(|d| !(d > 0.0 && seconds(d)))
                 || test.warmup_secs.is_some_and(|w| !seconds(w))
             {
                 return Err(invalid(format!(
                     "test `{t}`: runs and duration_secs must be above zero, warmup_secs at least zero"
+                )));
+            }
+        }
+        for (name, peer) in &self.peers {
+            if peer.command.is_empty()
+                || peer
+                    .ready_timeout_secs
+                    .is_some_and(|t| !(t > 0.0 && seconds(t)))
+            {
+                return Err(invalid(format!(
+                    "peer `{name}`: command must not be empty and ready_timeout_secs above zero"
                 )));
             }
         }
@@ -443,25 +516,32 @@ impl Suite {
                 Some(list) => list.iter().copied().map(Some).collect(),
                 None => vec![None],
             };
-            for size in &test.sizes {
-                for &persistence in &test.persistence {
-                    for &instances in &instance_counts {
-                        cases.push(Case {
-                            name: test.name.clone(),
-                            transport: test.transport.clone(),
-                            format: test.format,
-                            size: size.clone(),
-                            persistence,
-                            instances,
-                            requesters: test.requesters,
-                            rate: test.rate,
-                            reconnect_after: test.reconnect_after,
-                            seed: test.seed.clone(),
-                            warmup,
-                            measure,
-                            runs: test.runs.unwrap_or(self.runs),
-                            scaling: instance_counts.len() > 1,
-                        });
+            let answerers = std::iter::once(None).chain(test.peers.iter().map(Some));
+            for peer in answerers {
+                for size in &test.sizes {
+                    for &persistence in &test.persistence {
+                        for &instances in &instance_counts {
+                            cases.push(Case {
+                                name: match peer {
+                                    Some(p) => format!("{} [{p}]", test.name),
+                                    None => test.name.clone(),
+                                },
+                                transport: test.transport.clone(),
+                                format: test.format,
+                                size: size.clone(),
+                                persistence,
+                                instances,
+                                requesters: test.requesters,
+                                rate: test.rate,
+                                reconnect_after: test.reconnect_after,
+                                seed: test.seed.clone(),
+                                warmup,
+                                measure,
+                                runs: test.runs.unwrap_or(self.runs),
+                                scaling: instance_counts.len() > 1,
+                                peer: peer.cloned(),
+                            });
+                        }
                     }
                 }
             }
@@ -701,6 +781,9 @@ tests:
             "tests: [{name: a, transport: floor, sizes: [2kB], warmup_secs: -1}]",
             "duration_secs: 1e300\ntests: [{name: a, transport: floor, sizes: [2kB]}]",
             "tests: [{name: a, transport: floor, sizes: [2kB]}, {name: a, transport: floor, sizes: [2kB]}]",
+            "tests: [{name: a, transport: {http: {path: /x}}, sizes: [2kB], peers: [nobody]}]",
+            "peers: {p: {command: [x]}}\ntests: [{name: a, transport: {qm: {in: A, out: B}}, sizes: [2kB], peers: [p]}]",
+            "peers: {p: {command: []}}\ntests: [{name: a, transport: floor, sizes: [2kB]}]",
         ];
         for text in bad {
             let err = Suite::parse(text, Path::new("bad.yaml"));
@@ -713,5 +796,37 @@ tests:
                 "{text}: {err:?}"
             );
         }
+    }
+
+    #[test]
+    fn cases_add_each_peer_after_sluice() {
+        let text = r#"
+peers:
+  camel: { command: [java, Peer, "{port}"] }
+tests:
+  - name: echo
+    transport: { http: { path: /samples/xml-echo } }
+    sizes: [2kB, 20kB]
+    peers: [camel]
+"#;
+        let suite = Suite::parse(text, Path::new("s.yaml")).expect("valid suite");
+        let cases = suite.cases(None);
+        let names: Vec<_> = cases
+            .iter()
+            .map(|c| (c.name.as_str(), c.size.bytes(), c.peer.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("echo", 2000, None),
+                ("echo", 20000, None),
+                ("echo [camel]", 2000, Some("camel")),
+                ("echo [camel]", 20000, Some("camel")),
+            ]
+        );
+        assert_eq!(
+            suite.peers["camel"].ready_timeout(),
+            Duration::from_secs(120)
+        );
     }
 }

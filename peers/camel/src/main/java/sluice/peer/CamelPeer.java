@@ -1,0 +1,144 @@
+package sluice.peer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.util.Iterator;
+import java.util.Map;
+import javax.xml.parsers.DocumentBuilder;
+import javax.xml.parsers.DocumentBuilderFactory;
+import javax.xml.transform.Transformer;
+import javax.xml.transform.TransformerFactory;
+import javax.xml.transform.dom.DOMSource;
+import javax.xml.transform.stream.StreamResult;
+import org.apache.camel.builder.RouteBuilder;
+import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpServer;
+import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpServerConfiguration;
+import org.apache.camel.main.BaseMainSupport;
+import org.apache.camel.main.MainListenerSupport;
+import org.apache.camel.main.Main;
+import org.w3c.dom.Document;
+
+/**
+ * The samples' HTTP flows as Camel routes, on the paths `sluice bench` calls, so that one suite
+ * measures Sluice and Camel doing the same job. Usage: {@code CamelPeer PORT PROJECT_DIR}.
+ * Prints "ready" once it listens, as the bench harness waits for.
+ */
+public final class CamelPeer extends RouteBuilder {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ThreadLocal<DocumentBuilder> DOM = ThreadLocal.withInitial(() -> {
+        try {
+            DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
+            f.setNamespaceAware(true);
+            return f.newDocumentBuilder();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    });
+    private static final ThreadLocal<Transformer> WRITE = ThreadLocal.withInitial(() -> {
+        try {
+            return TransformerFactory.newInstance().newTransformer();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    });
+
+    private final String project;
+
+    private CamelPeer(String project) {
+        this.project = project;
+    }
+
+    @Override
+    public void configure() {
+        // The request body back, unparsed (blob-echo).
+        from("platform-http:/samples/blob-echo?httpMethodRestrict=POST")
+            .convertBodyTo(byte[].class);
+        // Parsed in full into a DOM and serialised back (xml-echo).
+        from("platform-http:/samples/xml-echo?httpMethodRestrict=POST")
+            .process(e -> {
+                byte[] in = e.getMessage().getBody(byte[].class);
+                Document doc = DOM.get().parse(new ByteArrayInputStream(in));
+                ByteArrayOutputStream out = new ByteArrayOutputStream(in.length + 64);
+                WRITE.get().transform(new DOMSource(doc), new StreamResult(out));
+                e.getMessage().setBody(out.toByteArray());
+            });
+        // Parsed in full into a JSON tree and serialised back (json-echo).
+        from("platform-http:/samples/json-echo?httpMethodRestrict=POST")
+            .process(e -> {
+                JsonNode tree = JSON.readTree(e.getMessage().getBody(byte[].class));
+                e.getMessage().setBody(JSON.writeValueAsBytes(tree));
+            });
+        // The JSON request back with its last leaf changed (json-modify).
+        from("platform-http:/samples/json-modify?httpMethodRestrict=POST")
+            .process(e -> {
+                JsonNode tree = JSON.readTree(e.getMessage().getBody(byte[].class));
+                changeLastLeaf(tree);
+                e.getMessage().setBody(JSON.writeValueAsBytes(tree));
+            });
+        // The samples' stylesheet applied to the request (xslt-transform).
+        from("platform-http:/samples/xslt-transform?httpMethodRestrict=POST")
+            .convertBodyTo(byte[].class)
+            .to("xslt:file:" + project + "/xsl/transform.xsl?contentCache=true");
+    }
+
+    /** Walks down the last children to a leaf and sets it to "Changed", as JsonModify does. */
+    static void changeLastLeaf(JsonNode node) {
+        JsonNode parent = null;
+        String field = null;
+        int index = -1;
+        while (node.isContainerNode() && node.size() > 0) {
+            parent = node;
+            if (node.isObject()) {
+                Iterator<Map.Entry<String, JsonNode>> it = node.fields();
+                Map.Entry<String, JsonNode> last = null;
+                while (it.hasNext()) {
+                    last = it.next();
+                }
+                field = last.getKey();
+                node = last.getValue();
+            } else {
+                index = node.size() - 1;
+                node = node.get(index);
+            }
+        }
+        if (parent instanceof ObjectNode o) {
+            o.set(field, TextNode.valueOf("Changed"));
+        } else if (parent instanceof ArrayNode a) {
+            a.set(index, TextNode.valueOf("Changed"));
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            System.err.println("usage: CamelPeer PORT PROJECT_DIR");
+            System.exit(2);
+        }
+        Main main = new Main();
+        main.configure().addRoutesBuilder(new CamelPeer(args[1]));
+        VertxPlatformHttpServerConfiguration http = new VertxPlatformHttpServerConfiguration();
+        http.setBindHost("127.0.0.1");
+        http.setBindPort(Integer.parseInt(args[0]));
+        main.addMainListener(new MainListenerSupport() {
+            @Override
+            public void beforeConfigure(BaseMainSupport m) {
+                try {
+                    m.getCamelContext().addService(new VertxPlatformHttpServer(http));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+
+            @Override
+            public void afterStart(BaseMainSupport m) {
+                System.out.println("ready");
+                System.out.flush();
+            }
+        });
+        main.run();
+    }
+}
