@@ -27,8 +27,8 @@ use sluice_nodes_core::terminals::{CATCH_DOC, FAILURE_DOC};
 use crate::checkpoint::{Checkpoint, Progress};
 use crate::records::{Detection, Record, RecordReader};
 use crate::remote::{Remote, RemoteProps};
-use crate::store::{Local, Store, move_in};
 use crate::retry::{RetryPolicy, RetryProps};
+use crate::store::{Local, Store, move_in};
 use crate::watch::{DirWatch, WatchMode};
 use crate::{
     BACKOUT, FieldValue, FileError, TRANSIT_IN, absolute, epoch_micros, pattern, stamp,

@@ -14,10 +14,10 @@ pub mod pattern;
 pub mod read;
 pub mod records;
 pub mod remote;
+pub mod retry;
 #[cfg(feature = "sftp")]
 pub mod sftp;
 pub mod store;
-pub mod retry;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
