@@ -13,6 +13,7 @@
 //! committed record (files found in `mqsitransitin` at start are resumed first).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -295,11 +296,15 @@ impl BuildNode for FileInputProps {
             limit: self.records.limit(),
             parsing,
             claimed: Mutex::new(Vec::new()),
+            unlistable: AtomicBool::new(false),
         })))
     }
 }
 
 struct FileInput {
+    /// Set when a folder could not be listed: the next wait is the retry interval, not the
+    /// polling interval, so that an unreachable server is not asked (and logged) every poll.
+    unlistable: AtomicBool,
     store: Arc<dyn Store>,
     /// Set when the directory is on an SFTP server.
     remote: Option<Remote>,
@@ -390,7 +395,8 @@ impl FileInput {
         match self.store.files(dir) {
             Ok(files) => Some(files.into_iter().map(|e| e.name).collect()),
             Err(error) => {
-                tracing::error!(%error, flow = %self.flow, node = %self.label, dir = %dir.display(), "Cannot list the folder.");
+                self.unlistable.store(true, Ordering::Relaxed);
+                tracing::error!(%error, flow = %self.flow, node = %self.label, dir = %dir.display(), retry_ms = self.retry().as_millis(), "Cannot list the folder.");
                 None
             }
         }
@@ -780,6 +786,9 @@ impl InputNode for FileInput {
                     let name = c.name.clone();
                     self.process(runner, &name);
                     drop(c);
+                }
+                None if self.unlistable.swap(false, Ordering::Relaxed) => {
+                    runner.stop().sleep(self.retry());
                 }
                 None => self.watch.wait(seen, self.poll, runner.stop()),
             }
