@@ -219,6 +219,16 @@ impl DbError {
         }
     }
 
+    /// The SQLSTATE as the product reports it: the database's own, else `D` and the native
+    /// code (SQLite has no SQLSTATE), else `D00000` for errors before any database answered.
+    pub fn reported_state(&self) -> String {
+        match (self.sqlstate(), self.native_code()) {
+            (Some(s), _) => s.to_string(),
+            (None, Some(n)) => format!("D{:05}", n.max(0)),
+            (None, None) => "D00000".to_string(),
+        }
+    }
+
     /// The database's message for the error, without the datasource and statement.
     pub fn database_text(&self) -> String {
         match self {

@@ -233,15 +233,9 @@ impl From<DbError> for Failed {
 /// `D` and its native code), the native code, the database's text, the datasource and the
 /// statement.
 pub fn database_error(e: DbError) -> NodeError {
-    let native = e.native_code();
-    let state = match (e.sqlstate(), native) {
-        (Some(s), _) => s.to_string(),
-        (None, Some(n)) => format!("D{:05}", n.max(0)),
-        (None, None) => "D00000".to_string(),
-    };
     Exception::new(ExceptionKind::Database, 2321, e.to_string())
-        .with_insert(state)
-        .with_insert(native.unwrap_or(0).to_string())
+        .with_insert(e.reported_state())
+        .with_insert(e.native_code().unwrap_or(0).to_string())
         .with_insert(e.database_text())
         .with_insert(e.datasource())
         .with_insert(e.statement().unwrap_or_default())

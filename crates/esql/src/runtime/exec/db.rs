@@ -20,11 +20,7 @@ use crate::runtime::ir::{Ex, Mode, RoutineIr, VarKind};
 impl From<DbError> for RtError {
     fn from(e: DbError) -> RtError {
         let native = e.native_code();
-        let state = match (e.sqlstate(), native) {
-            (Some(s), _) => s.to_string(),
-            (None, Some(n)) => format!("D{:05}", n.max(0)),
-            (None, None) => "D00000".to_string(),
-        };
+        let state = e.reported_state();
         let text = match &e {
             DbError::Statement { source, .. } => format!("database error: {source}"),
             DbError::PgStatement { .. } | DbError::PgCommit { .. } | DbError::PgValue { .. } => {
