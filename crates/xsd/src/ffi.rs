@@ -29,6 +29,13 @@ unsafe extern "C" {
         sink_fn: SinkFn,
         sink: *mut c_void,
     ) -> *mut XmlSchema;
+    fn sluice_xsd_compile_with(
+        path: *const c_char,
+        docs: *const MemoryDoc,
+        count: c_int,
+        sink_fn: SinkFn,
+        sink: *mut c_void,
+    ) -> *mut XmlSchema;
     fn sluice_xsd_free(schema: *mut XmlSchema);
     fn sluice_xsd_validate(
         schema: *mut XmlSchema,
@@ -37,6 +44,13 @@ unsafe extern "C" {
         sink_fn: SinkFn,
         sink: *mut c_void,
     ) -> c_int;
+}
+
+/// The shim's `sluice_xsd_doc`: a schema document served from memory under a path.
+#[repr(C)]
+struct MemoryDoc {
+    url: *const c_char,
+    text: *const c_char,
 }
 
 // libxml2's xmlErrorLevel.
@@ -125,19 +139,57 @@ impl Drop for Schema {
 
 impl Schema {
     pub(crate) fn compile(path: &Path) -> Result<Schema, XsdError> {
+        Schema::compile_with(path, &[])
+    }
+
+    /// Compile the schema at `path`, reading the documents `memory` (path, text) from memory
+    /// rather than from files.
+    pub(crate) fn compile_with(path: &Path, memory: &[(&Path, &str)]) -> Result<Schema, XsdError> {
         init();
         let file = path.display().to_string();
-        let c_path =
-            CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| XsdError::Compile {
-                file: file.clone(),
+        let c_string = |bytes: &[u8], what: &Path| {
+            CString::new(bytes).map_err(|_| XsdError::Compile {
+                file: what.display().to_string(),
                 line: 0,
-                message: "the path contains a NUL byte".into(),
-            })?;
+                message: "the path or the schema contains a NUL byte".into(),
+            })
+        };
+        let c_path = c_string(path.as_os_str().as_encoded_bytes(), path)?;
+        let mut owned = Vec::with_capacity(memory.len());
+        for (p, text) in memory {
+            owned.push((
+                c_string(p.as_os_str().as_encoded_bytes(), p)?,
+                c_string(text.as_bytes(), p)?,
+            ));
+        }
+        let docs: Vec<MemoryDoc> = owned
+            .iter()
+            .map(|(u, t)| MemoryDoc {
+                url: u.as_ptr(),
+                text: t.as_ptr(),
+            })
+            .collect();
+        let count = c_int::try_from(docs.len()).map_err(|_| XsdError::Compile {
+            file: file.clone(),
+            line: 0,
+            message: "too many schema documents".into(),
+        })?;
         let mut sink = Sink::default();
-        // SAFETY: the path is NUL-terminated; `sink` outlives the call, which calls `collect`
-        // only while it runs.
+        // SAFETY: the path and every document's strings are NUL-terminated and live in `owned`
+        // until the call returns; the shim reads `docs` only during the call, on this thread;
+        // `sink` outlives the call, which calls `collect` only while it runs.
         let schema = unsafe {
-            sluice_xsd_compile(c_path.as_ptr(), collect, (&raw mut sink).cast::<c_void>())
+            if docs.is_empty() {
+                sluice_xsd_compile(c_path.as_ptr(), collect, (&raw mut sink).cast::<c_void>())
+            } else {
+                sluice_xsd_compile_with(
+                    c_path.as_ptr(),
+                    docs.as_ptr(),
+                    count,
+                    collect,
+                    (&raw mut sink).cast::<c_void>(),
+                )
+            }
         };
         match NonNull::new(schema) {
             Some(s) => Ok(Schema(s)),

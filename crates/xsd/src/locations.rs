@@ -11,6 +11,20 @@ use crate::XsdError;
 
 /// Every file of the schema set rooted at `schema`, the schema first.
 pub(crate) fn check(project_dir: &Path, schema: &Path) -> Result<Vec<PathBuf>, XsdError> {
+    let first = schema.canonicalize().map_err(|source| XsdError::Read {
+        path: schema.to_path_buf(),
+        source,
+    })?;
+    check_all(project_dir, &[(first, None)])
+}
+
+/// Every file the schemas `roots` include and import, the roots first. A root is a file of the
+/// project, or a document held in memory (such as a schema inside a WSDL) given with the path
+/// its relative locations are resolved against.
+pub(crate) fn check_all(
+    project_dir: &Path,
+    roots: &[(PathBuf, Option<&str>)],
+) -> Result<Vec<PathBuf>, XsdError> {
     let read = |path: &Path| {
         std::fs::read_to_string(path).map_err(|source| XsdError::Read {
             path: path.to_path_buf(),
@@ -23,25 +37,31 @@ pub(crate) fn check(project_dir: &Path, schema: &Path) -> Result<Vec<PathBuf>, X
             path: project_dir.to_path_buf(),
             source,
         })?;
-    let first = schema.canonicalize().map_err(|source| XsdError::Read {
-        path: schema.to_path_buf(),
-        source,
-    })?;
-    if !first.starts_with(&root) {
-        return Err(XsdError::Location {
-            file: project_dir.display().to_string(),
-            line: 0,
-            location: schema.display().to_string(),
-            reason: "the schema is outside the project folder",
-        });
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut files = Vec::new();
+    let mut texts: Vec<Option<&str>> = Vec::new();
+    for (path, text) in roots {
+        if !path.starts_with(&root) {
+            return Err(XsdError::Location {
+                file: project_dir.display().to_string(),
+                line: 0,
+                location: path.display().to_string(),
+                reason: "the schema is outside the project folder",
+            });
+        }
+        if seen.insert(path.clone()) {
+            files.push(path.clone());
+            texts.push(*text);
+        }
     }
-    let mut seen: HashSet<PathBuf> = HashSet::from([first.clone()]);
-    let mut files = vec![first];
     let mut at = 0;
     while at < files.len() {
         let file = files[at].clone();
+        let text = match texts.get(at).copied().flatten() {
+            Some(t) => t.to_string(),
+            None => read(&file)?,
+        };
         at += 1;
-        let text = read(&file)?;
         for (line, location) in references(&text) {
             let fail = |reason| XsdError::Location {
                 file: file.display().to_string(),

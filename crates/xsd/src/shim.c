@@ -106,8 +106,39 @@ static int locate(void *ctx, const char **file, unsigned long *line) {
     return 0;
 }
 
+/* Schema documents held in memory while this thread compiles a schema set: a schema inside a
+ * WSDL has no file of its own, so the loader serves it under a made-up path beside the WSDL,
+ * against which its relative locations resolve. Other threads and other paths go to the loader
+ * that was there before. */
+typedef struct {
+    const char *url;
+    const char *text;
+} sluice_xsd_doc;
+
+static _Thread_local const sluice_xsd_doc *memory_docs;
+static _Thread_local int memory_count;
+static xmlExternalEntityLoader next_loader;
+
+static xmlParserInputPtr memory_loader(const char *url, const char *id, xmlParserCtxtPtr ctxt) {
+    int i;
+    xmlParserInputPtr in;
+    if (url != NULL) {
+        for (i = 0; i < memory_count; i++) {
+            if (strcmp(url, memory_docs[i].url) != 0)
+                continue;
+            in = xmlNewStringInputStream(ctxt, (const xmlChar *)memory_docs[i].text);
+            if (in != NULL)
+                in->filename = (const char *)xmlStrdup((const xmlChar *)url);
+            return in;
+        }
+    }
+    return next_loader(url, id, ctxt);
+}
+
 void sluice_xsd_init(void) {
     xmlInitParser();
+    next_loader = xmlGetExternalEntityLoader();
+    xmlSetExternalEntityLoader(memory_loader);
 }
 
 /* Compile the schema at `path` (its includes and imports are read relative to it). Returns
@@ -139,6 +170,18 @@ xmlSchemaPtr sluice_xsd_compile(const char *path, sluice_xsd_sink_fn sink_fn, vo
         xmlSchemaFree(schema);
         schema = NULL;
     }
+    return schema;
+}
+
+/* Compile the schema at `path` as sluice_xsd_compile does, with `docs` served from memory. */
+xmlSchemaPtr sluice_xsd_compile_with(const char *path, const sluice_xsd_doc *docs, int count,
+                                     sluice_xsd_sink_fn sink_fn, void *sink) {
+    xmlSchemaPtr schema;
+    memory_docs = docs;
+    memory_count = count;
+    schema = sluice_xsd_compile(path, sink_fn, sink);
+    memory_docs = NULL;
+    memory_count = 0;
     return schema;
 }
 

@@ -219,3 +219,109 @@ fn load_resolves_import_of_another_namespace() {
     let errors = set.validate(bad).unwrap_err();
     assert_eq!(errors[0].path, "/m:M/c:C");
 }
+
+/// Two schemas as a WSDL's types hold them: `urn:a` uses a type of `urn:b` through an import
+/// without a location, and includes a file beside the WSDL.
+fn wsdl_parts(dir: &std::path::Path) -> Vec<SchemaPart> {
+    let a = r#"<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:b="urn:b"
+        xmlns="urn:a" targetNamespace="urn:a" elementFormDefault="qualified">
+  <xs:import namespace="urn:b"/>
+  <xs:include schemaLocation="types/a-common.xsd"/>
+  <xs:element name="Req"><xs:complexType><xs:sequence>
+    <xs:element name="Code" type="Code"/>
+    <xs:element name="Qty" type="b:Qty"/>
+  </xs:sequence></xs:complexType></xs:element>
+</xs:schema>"#;
+    let b = r#"<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:b">
+  <xs:simpleType name="Qty"><xs:restriction base="xs:int"><xs:maxInclusive value="9"/></xs:restriction></xs:simpleType>
+</xs:schema>"#;
+    let wsdl = dir.join("services/s.wsdl");
+    vec![
+        SchemaPart {
+            namespace: "urn:a".into(),
+            path: wsdl.clone(),
+            text: Some(a.into()),
+        },
+        SchemaPart {
+            namespace: "urn:b".into(),
+            path: wsdl,
+            text: Some(b.into()),
+        },
+    ]
+}
+
+const A_COMMON: &str = r#"<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:a">
+  <xs:simpleType name="Code"><xs:restriction base="xs:string"><xs:length value="2"/></xs:restriction></xs:simpleType>
+</xs:schema>"#;
+
+#[test]
+fn from_parts_validates_across_schemas_held_in_memory_when_they_import_each_other() {
+    let dir = project(&[
+        ("services/s.wsdl", "<definitions/>"),
+        ("services/types/a-common.xsd", A_COMMON),
+    ]);
+    let set = SchemaSet::from_parts(&dir, &wsdl_parts(&dir)).unwrap();
+    assert_eq!(set.files().len(), 1, "{:?}", set.files());
+    assert!(set.files()[0].ends_with("services/types/a-common.xsd"));
+    set.validate(br#"<Req xmlns="urn:a"><Code>AB</Code><Qty>3</Qty></Req>"#)
+        .unwrap();
+    let bad = set
+        .validate(br#"<Req xmlns="urn:a"><Code>ABC</Code><Qty>30</Qty></Req>"#)
+        .unwrap_err();
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert_eq!(bad[0].path, "/Req/Code");
+    assert_eq!(bad[1].path, "/Req/Qty");
+}
+
+#[test]
+fn from_parts_includes_parts_of_one_namespace_into_one_schema() {
+    let dir = project(&[("services/s.wsdl", "<definitions/>")]);
+    let wsdl = dir.join("services/s.wsdl");
+    let part = |el: &str| SchemaPart {
+        namespace: "urn:x".into(),
+        path: wsdl.clone(),
+        text: Some(format!(
+            r#"<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:x"><xs:element name="{el}" type="xs:int"/></xs:schema>"#
+        )),
+    };
+    let set = SchemaSet::from_parts(&dir, &[part("One"), part("Two")]).unwrap();
+    set.validate(br#"<One xmlns="urn:x">1</One>"#).unwrap();
+    set.validate(br#"<Two xmlns="urn:x">2</Two>"#).unwrap();
+    assert!(set.validate(br#"<Two xmlns="urn:x">two</Two>"#).is_err());
+}
+
+#[test]
+fn from_parts_names_the_file_a_broken_part_came_from_with_its_line() {
+    let dir = project(&[("services/s.wsdl", "<definitions/>")]);
+    let part = SchemaPart {
+        namespace: "urn:x".into(),
+        path: dir.join("services/s.wsdl"),
+        // Lines kept as in the file the part came from.
+        text: Some(
+            "\n\n<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\" targetNamespace=\"urn:x\">\n<xs:element name=\"E\" type=\"xs:nothing\"/></xs:schema>"
+                .into(),
+        ),
+    };
+    let err = SchemaSet::from_parts(&dir, &[part])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("services/s.wsdl:4:"), "{err}");
+    assert!(!err.contains("schema-1.xsd"), "{err}");
+}
+
+#[test]
+fn from_parts_refuses_a_location_outside_the_project() {
+    let dir = project(&[("services/s.wsdl", "<definitions/>")]);
+    let part = SchemaPart {
+        namespace: "urn:x".into(),
+        path: dir.join("services/s.wsdl"),
+        text: Some(
+            r#"<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:x"><xs:include schemaLocation="../../etc/x.xsd"/></xs:schema>"#
+                .into(),
+        ),
+    };
+    let err = SchemaSet::from_parts(&dir, &[part])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("schemaLocation `../../etc/x.xsd`"), "{err}");
+}
