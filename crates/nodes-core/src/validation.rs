@@ -78,6 +78,20 @@ impl Validator {
         }))
     }
 
+    /// A validator of a schema set compiled elsewhere (a WSDL's types); `name` names it in
+    /// messages.
+    pub fn of_schema(
+        schema: Arc<SchemaSet>,
+        name: impl Into<String>,
+        action: FailureAction,
+    ) -> Validator {
+        Validator {
+            schema,
+            name: name.into(),
+            action,
+        }
+    }
+
     /// The schema set.
     pub fn schema(&self) -> &Arc<SchemaSet> {
         &self.schema

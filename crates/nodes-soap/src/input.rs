@@ -12,12 +12,14 @@ use sluice_node_api::{
     Runs, Terminal, Terminals, properties,
 };
 use sluice_nodes_core::terminals::InputOutputs;
+use sluice_nodes_core::validation::{ValidationProps, Validator};
 use sluice_parsers::soap::fault::{Fault, FaultCode};
 use sluice_parsers::soap::{self, SoapParser, SoapVersion};
 use sluice_parsers::xmlnsc::field_type as xft;
 use sluice_tree::{NodeId, Text, Tree, Value, field_type};
 
 use crate::pending::{PendingSoapReply, fault_response};
+use crate::validation::{check_body, wsdl_validator};
 use crate::wsa;
 use crate::wsdl::{Operation, Port, Wsdl};
 
@@ -60,6 +62,11 @@ properties! {
         /// Action go to `LocalEnvironment.Destination.SOAP.Reply.WSA`, and SOAPReply answers with
         /// RelatesTo, sending the reply to a non-anonymous ReplyTo address.
         use_wsa: bool = "false",
+        /// `content_and_value` validates each request's body against the schemas of the WSDL's
+        /// types (a violation is answered with a Client fault naming it, before the flow runs)
+        /// and the reply SOAPReply sends for it (a violation fails the flow: a Server fault);
+        /// `failure_action` says what a violation does, as on other nodes.
+        ..validation: ValidationProps,
     }
 }
 
@@ -75,6 +82,7 @@ struct SoapInput {
     version: SoapVersion,
     operations: Vec<Operation>,
     use_wsa: bool,
+    validator: Option<Arc<Validator>>,
     /// Numbers the requests of this node, for `ReplyIdentifier`.
     next_id: std::sync::atomic::AtomicU64,
 }
@@ -102,6 +110,7 @@ fn build_soap_input(c: SoapInputProps, b: &BuildContext) -> Result<NodeImpl, Con
     let operations: Vec<Operation> = wsdl.operations_of(Some(&binding)).cloned().collect();
     let port = wsdl.ports.iter().find(|p| p.binding == binding).cloned();
     let version = operations.first().map_or(SoapVersion::V11, |o| o.version);
+    let validator = wsdl_validator(&c.validation, &wsdl, &operations, b.project_dir)?;
     let services = b.services;
     let (queue, owner) = services.http.queue();
     Ok(NodeImpl::Input(Arc::new(SoapInput {
@@ -116,6 +125,7 @@ fn build_soap_input(c: SoapInputProps, b: &BuildContext) -> Result<NodeImpl, Con
         version,
         operations,
         use_wsa: c.use_wsa,
+        validator,
         next_id: std::sync::atomic::AtomicU64::new(1),
     })))
 }
@@ -329,6 +339,15 @@ impl SoapInput {
             let _ = reply.send(fault_response(version, &f, None));
             return;
         };
+        if let Some(v) = &self.validator
+            && let Err(mut e) = check_body(&mut msg.root, soap_id, v)
+        {
+            e.exception.label.clone_from(&self.label);
+            let f = Fault::new(FaultCode::Client, version, e.exception.describe());
+            let detail = crate::pending::exception_detail(&e.exception);
+            let _ = reply.send(fault_response(version, &f, Some(&detail)));
+            return;
+        }
         let mut inv = Invocation::new();
         let addressing = if self.use_wsa {
             wsa::read(&mut msg.root, soap_id).ok().flatten()
@@ -357,6 +376,7 @@ impl SoapInput {
                 version,
                 addressing,
                 reply_action: reply_action(op),
+                validator: self.validator.clone(),
             })
         };
         if let Some(p) = pending {

@@ -9,6 +9,7 @@ pub mod input;
 pub mod pending;
 pub mod reply;
 pub mod request;
+mod validation;
 pub mod wsa;
 pub mod wsdl;
 

@@ -18,6 +18,8 @@ pub struct PendingSoapReply {
     pub addressing: Option<Addressing>,
     /// The WS-Addressing Action of the reply.
     pub reply_action: String,
+    /// SOAPInput's validator, which the reply's body must also satisfy.
+    pub validator: Option<std::sync::Arc<sluice_nodes_core::validation::Validator>>,
 }
 
 impl PendingSoapReply {

@@ -17,6 +17,7 @@ use sluice_parsers::soap::{self, SoapVersion, fault};
 
 use crate::client::{SoapClient, new_client, post};
 use crate::pending::PendingSoapReply;
+use crate::validation::check_body;
 use crate::{envelope, wsa};
 
 pub static SOAP_REPLY: NodeSpec = NodeSpec {
@@ -124,6 +125,11 @@ impl Node for SoapReply {
             let soap_id = envelope::body_as_soap(msg, pending.version)?;
             let version = soap::version_of(&mut msg.root, soap_id)?;
             let is_fault = fault::read(&mut msg.root, soap_id)?.is_some();
+            if let Some(v) = pending.validator.as_deref()
+                && !is_fault
+            {
+                check_body(&mut msg.root, soap_id, v)?;
+            }
             if let Some(a) = &pending.addressing {
                 wsa::write_reply(&mut msg.root, soap_id, a, &pending.reply_action)?;
             }

@@ -38,7 +38,10 @@ fn envelope(header: &str, text: &str) -> String {
 
 /// A request with the Host header naming the server's real address.
 fn call(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
-    let port = server().http_port;
+    call_at(server().http_port, method, path, headers, body)
+}
+
+fn call_at(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(60)))
         .expect("timeout");
@@ -223,6 +226,138 @@ fn soap_consumer_calls_the_echo_service_and_returns_its_payload() {
     let t = r.text();
     assert!(t.contains("via consumer") && t.contains("echo"), "{t}");
     assert!(!t.contains("Envelope"), "{t}");
+}
+
+/// The seeds' SaleRequest with `lists` SaleLists in a whole SaleEnvelope, as
+/// services/sale-validated.wsdl declares it; `breach` is put into the first Invoice's place of a
+/// Surname when given (a second Surname breaks the schema).
+fn full_sale(lists: usize, breach: Option<&str>) -> String {
+    let parent = String::from_utf8(common::sale_list(lists)).expect("utf-8");
+    let start = parent.find("<SaleList>").expect("a SaleList");
+    let end = parent.rfind("</SaleList>").expect("a SaleList") + "</SaleList>".len();
+    let mut lists_xml = parent[start..end].to_string();
+    if let Some(b) = breach {
+        lists_xml = lists_xml.replacen("<Surname>", &format!("{b}<Surname>"), 1);
+    }
+    format!(
+        concat!(
+            r#"<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:tns="http://WssSale.miwssoap.broker.mqst.ibm.com">"#,
+            "<soapenv:Body><tns:SaleRequest><SaleEnvelope><Header><SaleListCount>{n}</SaleListCount></Header>",
+            "{lists}<Trailer><CompletionTime>12.00.00</CompletionTime></Trailer></SaleEnvelope></tns:SaleRequest>",
+            "</soapenv:Body></soapenv:Envelope>"
+        ),
+        n = lists,
+        lists = lists_xml
+    )
+}
+
+#[test]
+fn soap_provider_validated_echoes_a_request_that_matches_the_wsdls_schemas() {
+    let r = soap11(
+        "/samples/soap-provider-validated",
+        "\"SummerSale\"",
+        &full_sale(2, None),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = r.text();
+    assert!(t.contains("<Surname>Braithwaite1</Surname>"), "{t}");
+    assert!(!t.contains("Fault"), "{t}");
+}
+
+#[test]
+fn soap_provider_validated_answers_a_request_that_breaks_the_schema_with_a_client_fault() {
+    let r = soap11(
+        "/samples/soap-provider-validated",
+        "\"SummerSale\"",
+        &full_sale(1, Some("<Surname>Extra</Surname>")),
+    );
+    assert_eq!(r.status, 500, "{}", r.text());
+    let t = r.text();
+    assert!(t.contains("Client"), "{t}");
+    assert!(
+        t.contains("services/sale-validated.wsdl"),
+        "the schema named: {t}"
+    );
+    assert!(t.contains("Surname"), "the violation named: {t}");
+    assert!(t.contains("<Label>in</Label>"), "the node named: {t}");
+}
+
+#[test]
+fn soap_consumer_validated_sends_a_valid_request_and_returns_the_providers_response() {
+    let r = soap11(
+        "/samples/soap-consumer-validated",
+        "\"SummerSale\"",
+        &full_sale(3, None),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = r.text();
+    assert!(t.contains("<Surname>Braithwaite2</Surname>"), "{t}");
+    assert!(t.contains("<SaleListCount>3</SaleListCount>"), "{t}");
+}
+
+#[test]
+fn soap_consumer_validated_refuses_to_send_a_request_that_breaks_the_schema() {
+    let r = soap11(
+        "/samples/soap-consumer-validated",
+        "\"SummerSale\"",
+        &full_sale(1, Some("<Bogus/>")),
+    );
+    assert_eq!(r.status, 500, "{}", r.text());
+    let t = r.text();
+    // The caller's request is at fault, whichever node found it.
+    assert!(t.contains("soapenv:Client"), "{t}");
+    assert!(t.contains("<Label>call</Label>"), "{t}");
+    assert!(t.contains("does not match the XML Schema"), "{t}");
+    assert!(t.contains("Bogus"), "the violation named: {t}");
+}
+
+const BREAK_REPLY_ESQL: &str = "CREATE COMPUTE MODULE BreakReply
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot = InputRoot;
+		SET OutputRoot.SOAP.Body.*:SaleRequest.SaleEnvelope.Header.SaleListCount = 'many';
+		RETURN TRUE;
+	END;
+END MODULE;
+";
+
+const BREAK_REPLY_FLOW: &str = "flow: break-reply
+nodes:
+  in:    { type: SOAPInput, wsdl_file: services/sale-validated.wsdl, path: /break, validation: content_and_value, wires: { out: [break] } }
+  break: { type: Compute, module: BreakReply, wires: { out: [reply] } }
+  reply: { type: SOAPReply }
+";
+
+#[test]
+fn soap_reply_fails_with_a_server_fault_when_the_reply_breaks_the_wsdls_schemas() {
+    let dir = common::tempdir::TempDir::new("soap-reply-validation");
+    let p = dir.path();
+    for sub in ["flows", "esql", "services", "models"] {
+        std::fs::create_dir_all(p.join(sub)).expect("folder");
+    }
+    let samples = samples_dir();
+    for f in ["services/sale-validated.wsdl", "models/sale-types.xsd"] {
+        std::fs::copy(samples.join(f), p.join(f)).expect("copy");
+    }
+    std::fs::write(p.join("esql/break.esql"), BREAK_REPLY_ESQL).expect("esql");
+    std::fs::write(p.join("flows/break-reply.yaml"), BREAK_REPLY_FLOW).expect("flow");
+    std::fs::write(p.join("sluice.yaml"), "").expect("settings");
+    let s = Server::start(p);
+    let r = call_at(
+        s.http_port,
+        "POST",
+        "/break",
+        &[
+            ("Content-Type", "text/xml; charset=utf-8"),
+            ("SOAPAction", "\"SummerSale\""),
+        ],
+        full_sale(1, None).as_bytes(),
+    );
+    let t = r.text();
+    assert_eq!(r.status, 500, "{t}");
+    assert!(t.contains("<Label>reply</Label>"), "the node named: {t}");
+    assert!(t.contains("SaleListCount"), "the violation named: {t}");
+    assert!(!t.contains("Braithwaite"), "no reply sent: {t}");
 }
 
 /// Python's zeep, from `SLUICE_ZEEP_PYTHON` or the venv `.ci/run` makes in `target/py-tools`.

@@ -22,6 +22,10 @@ pub(crate) struct Element {
     pub line: u32,
     /// Byte offset of the `<` of the start tag in the file.
     pub start: usize,
+    /// Byte offset just past the element's end tag (or its empty-element tag).
+    pub end: usize,
+    /// The prefixes this element declares itself (`""` for a default namespace).
+    pub declares: Vec<String>,
     /// Prefix bindings in scope, to resolve QName attribute values.
     pub scope: Arc<HashMap<String, String>>,
 }
@@ -107,16 +111,18 @@ pub(crate) fn read(file: &str, text: &str) -> Result<Element, WsdlError> {
             }
             Event::Empty(e) => {
                 let scope = stack.last().map_or(&root_scope, |p| &p.scope);
-                let el = element(&e, scope, start, text).map_err(|m| xml_err(start, m))?;
+                let mut el = element(&e, scope, start, text).map_err(|m| xml_err(start, m))?;
+                el.end = reader.buffer_position() as usize;
                 match stack.last_mut() {
                     Some(p) => p.children.push(el),
                     None => return Ok(el),
                 }
             }
             Event::End(_) => {
-                let Some(done) = stack.pop() else {
+                let Some(mut done) = stack.pop() else {
                     return Err(xml_err(start, "an end tag without a start tag".into()));
                 };
+                done.end = reader.buffer_position() as usize;
                 match stack.last_mut() {
                     Some(p) => p.children.push(done),
                     None => return Ok(done),
@@ -162,6 +168,7 @@ fn element(
             attrs.push((key, value));
         }
     }
+    let declares = declared.iter().map(|(p, _)| p.clone()).collect();
     let scope = if declared.is_empty() {
         Arc::clone(parent)
     } else {
@@ -183,6 +190,8 @@ fn element(
         children: Vec::new(),
         line: line_of(text, start),
         start,
+        end: start,
+        declares,
         scope,
     })
 }

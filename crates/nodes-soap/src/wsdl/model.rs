@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use sluice_parsers::soap::SoapVersion;
+use sluice_xsd::SchemaPart;
 
 use super::dom::{self, Element};
 use super::{SOAP11_BINDING_NS, SOAP12_BINDING_NS, WSDL_NS, XSD_NS};
@@ -65,6 +66,8 @@ pub struct Wsdl {
     pub operations: Vec<Operation>,
     /// Byte ranges of the main file's `soap:address/@location` values.
     address_values: Vec<(usize, usize)>,
+    /// The schemas of its types (inline and imported), as a validator compiles them.
+    pub schemas: Vec<SchemaPart>,
 }
 
 impl Wsdl {
@@ -176,6 +179,7 @@ struct Loader<'a> {
     ports: Vec<(Port, QName, String, u32)>,
     elements: HashSet<QName>,
     address_values: Vec<(usize, usize)>,
+    schemas: Vec<SchemaPart>,
     main: bool,
 }
 
@@ -192,6 +196,7 @@ impl<'a> Loader<'a> {
             ports: Vec::new(),
             elements: HashSet::new(),
             address_values: Vec::new(),
+            schemas: Vec::new(),
             main: true,
         }
     }
@@ -258,7 +263,12 @@ impl<'a> Loader<'a> {
                     }
                     let t = (self.read)(&p)?;
                     if is_schema(&t) {
-                        self.schema_file(&p, &t)?;
+                        let namespace = self.schema_file(&p, &t)?;
+                        self.schemas.push(SchemaPart {
+                            namespace,
+                            path: p.clone(),
+                            text: None,
+                        });
                     } else {
                         self.wsdl_file(&p, &t)?;
                     }
@@ -266,6 +276,11 @@ impl<'a> Loader<'a> {
                 "types" => {
                     for s in c.children_named(XSD_NS, "schema") {
                         self.schema(path, &file, s)?;
+                        self.schemas.push(SchemaPart {
+                            namespace: s.attr("targetNamespace").unwrap_or_default().to_string(),
+                            path: path.to_path_buf(),
+                            text: Some(inline_schema(text, c, s)),
+                        });
                     }
                 }
                 "message" => self.message(&file, &tns, c)?,
@@ -278,7 +293,8 @@ impl<'a> Loader<'a> {
         Ok(())
     }
 
-    fn schema_file(&mut self, path: &Path, text: &str) -> Result<(), WsdlError> {
+    /// Read the schema file `path`: its elements, and the files it imports; its targetNamespace.
+    fn schema_file(&mut self, path: &Path, text: &str) -> Result<String, WsdlError> {
         self.seen.insert(path.to_path_buf());
         let file = self.name_of(path);
         let root = dom::read(&file, text)?;
@@ -289,7 +305,8 @@ impl<'a> Loader<'a> {
                 "the root element is not xsd:schema",
             ));
         }
-        self.schema(path, &file, &root)
+        self.schema(path, &file, &root)?;
+        Ok(root.attr("targetNamespace").unwrap_or_default().to_string())
     }
 
     fn schema(&mut self, path: &Path, file: &str, s: &Element) -> Result<(), WsdlError> {
@@ -590,6 +607,7 @@ impl<'a> Loader<'a> {
             ports: self.ports.into_iter().map(|p| p.0).collect(),
             operations,
             address_values: self.address_values,
+            schemas: self.schemas,
         })
     }
 
@@ -664,6 +682,37 @@ fn parse_style(file: &str, el: &Element) -> Result<Option<Style>, WsdlError> {
             format!("style `{other}` is not document or rpc"),
         )),
     }
+}
+
+/// The `xsd:schema` element `schema` of `types` as a document of its own: its text where the
+/// file has it, with the namespace declarations it inherits written on it, after as many line
+/// ends as put it on its line of the file (so that a schema error names the file's line).
+fn inline_schema(text: &str, types: &Element, schema: &Element) -> String {
+    let raw = &text[schema.start.min(text.len())..schema.end.min(text.len())];
+    let name_end = raw
+        .find(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/')
+        .unwrap_or(raw.len());
+    let mut inherited: Vec<(&String, &String)> = types
+        .scope
+        .iter()
+        .filter(|(p, _)| p.as_str() != "xml" && !schema.declares.contains(*p))
+        .collect();
+    inherited.sort();
+    let mut out = "\n".repeat(schema.line.saturating_sub(1) as usize);
+    out.push_str(&raw[..name_end]);
+    for (prefix, uri) in inherited {
+        let uri = uri
+            .replace('&', "&amp;")
+            .replace('"', "&quot;")
+            .replace('<', "&lt;");
+        if prefix.is_empty() {
+            out.push_str(&format!(" xmlns=\"{uri}\""));
+        } else {
+            out.push_str(&format!(" xmlns:{prefix}=\"{uri}\""));
+        }
+    }
+    out.push_str(&raw[name_end..]);
+    out
 }
 
 fn is_schema(text: &str) -> bool {
