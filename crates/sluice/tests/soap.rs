@@ -252,9 +252,9 @@ fn full_sale(lists: usize, breach: Option<&str>) -> String {
 }
 
 #[test]
-fn soap_provider_validated_echoes_a_request_that_matches_the_wsdls_schemas() {
+fn soap_validate_echoes_a_request_that_matches_the_wsdls_schemas() {
     let r = soap11(
-        "/samples/soap-provider-validated",
+        "/samples/soap-validate",
         "\"SummerSale\"",
         &full_sale(2, None),
     );
@@ -265,9 +265,9 @@ fn soap_provider_validated_echoes_a_request_that_matches_the_wsdls_schemas() {
 }
 
 #[test]
-fn soap_provider_validated_answers_a_request_that_breaks_the_schema_with_a_client_fault() {
+fn soap_validate_answers_a_request_that_breaks_the_schema_with_a_client_fault() {
     let r = soap11(
-        "/samples/soap-provider-validated",
+        "/samples/soap-validate",
         "\"SummerSale\"",
         &full_sale(1, Some("<Surname>Extra</Surname>")),
     );
