@@ -111,6 +111,32 @@ fn soap_messages_are_wellformed_envelopes_with_count() {
 }
 
 #[test]
+fn swa_messages_are_an_envelope_part_and_an_xml_attachment() {
+    for size in SIZES {
+        let m = message(Format::Swa, size);
+        assert_within_two_percent(m.len(), size);
+        let text = String::from_utf8(m).expect("utf-8");
+        let parts: Vec<&str> = text.split("--SluiceBenchSwA").collect();
+        // Empty preamble, envelope, attachment, close delimiter.
+        assert_eq!(parts.len(), 4, "{}", &text[..200.min(text.len())]);
+        assert!(parts[1].contains("Content-ID: <envelope>"));
+        assert!(parts[1].contains("<soapenv:Envelope "));
+        let (head, xml) = parts[2].split_once("\r\n\r\n").expect("part headers");
+        assert!(head.contains("Content-ID: <salelist>"));
+        let xml = xml
+            .strip_suffix("\r\n")
+            .expect("CR LF before the delimiter");
+        assert!(!xml_surnames(xml.as_bytes()).is_empty());
+        assert_eq!(parts[3], "--\r\n");
+    }
+    assert!(
+        Format::Swa
+            .content_type()
+            .contains("boundary=\"SluiceBenchSwA\"")
+    );
+}
+
+#[test]
 fn json_messages_parse_with_the_documented_shape() {
     for size in SIZES {
         let m = message(Format::Json, size);

@@ -18,6 +18,7 @@ use sluice_parsers::soap::{self, SoapParser, SoapVersion};
 use sluice_parsers::xmlnsc::field_type as xft;
 use sluice_tree::{NodeId, Text, Tree, Value, field_type};
 
+use crate::attachments;
 use crate::pending::{PendingSoapReply, fault_response};
 use crate::validation::{check_body, wsdl_validator};
 use crate::wsa;
@@ -268,9 +269,9 @@ impl SoapInput {
             (
                 "operationType",
                 if op.one_way {
-                    "one-way"
+                    "ONE_WAY"
                 } else {
-                    "request-response"
+                    "REQUEST_RESPONSE"
                 },
             ),
         ];
@@ -294,9 +295,11 @@ impl SoapInput {
                 .send(HttpResponse::error(405, "SOAP requests are sent by POST"));
             return;
         }
-        let ct = String::from_utf8_lossy(header(&req, "content-type").unwrap_or_default())
-            .to_ascii_lowercase();
-        let transport_version = if ct.contains("application/soap+xml") {
+        let raw_ct =
+            String::from_utf8_lossy(header(&req, "content-type").unwrap_or_default()).into_owned();
+        let related = attachments::is_related(&raw_ct);
+        let mut transport_version = if raw_ct.to_ascii_lowercase().contains("application/soap+xml")
+        {
             SoapVersion::V12
         } else {
             SoapVersion::V11
@@ -305,13 +308,34 @@ impl SoapInput {
         let mut msg = Message::new();
         let prepared = http_header_tree(&mut msg.root, &req);
         let HttpRequest { body, reply, .. } = req;
+        // SOAP with Attachments: the envelope is the root part; the others join the tree below.
+        let (envelope, attached) = if related {
+            match attachments::split(&raw_ct, &body) {
+                Ok(r) => {
+                    transport_version = r.version;
+                    (r.root, r.attachments)
+                }
+                Err(e) => {
+                    let f = Fault::new(FaultCode::Client, transport_version, e);
+                    let _ = reply.send(fault_response(transport_version, &f, None));
+                    return;
+                }
+            }
+        } else {
+            (body, Vec::new())
+        };
         let r = msg.root.root();
-        let soap_id = soap::attach(&mut msg.root, r, body, SoapParser::shared());
+        let soap_id = soap::attach(&mut msg.root, r, envelope, SoapParser::shared());
         // The envelope is read now: a malformed request is the client's fault, answered before
         // any flow logic runs.
         if let Err(e) = prepared.and_then(|_| msg.root.expand_all(soap_id).map_err(NodeError::from))
         {
             let f = Fault::new(FaultCode::Client, transport_version, e.exception.describe());
+            let _ = reply.send(fault_response(transport_version, &f, None));
+            return;
+        }
+        if let Err(e) = attachments::read_into_tree(&mut msg.root, soap_id, attached) {
+            let f = Fault::new(FaultCode::Client, transport_version, e.to_string());
             let _ = reply.send(fault_response(transport_version, &f, None));
             return;
         }

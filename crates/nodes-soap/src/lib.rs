@@ -2,6 +2,7 @@
 //! listener, SOAPRequest calling a SOAP service, SOAPEnvelope and SOAPExtract; and the WSDL 1.1
 //! loader they share. The SOAP domain itself is `sluice_parsers::soap`.
 
+mod attachments;
 pub mod client;
 pub mod envelope;
 pub mod error;

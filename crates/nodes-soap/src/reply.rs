@@ -15,6 +15,7 @@ use sluice_node_api::{
 use sluice_nodes_core::terminals::{FailureOut, In};
 use sluice_parsers::soap::{self, SoapVersion, fault};
 
+use crate::attachments;
 use crate::client::{SoapClient, new_client, post};
 use crate::pending::PendingSoapReply;
 use crate::validation::check_body;
@@ -77,6 +78,7 @@ impl SoapReply {
         &self,
         address: String,
         body: Bytes,
+        content_type: String,
         version: SoapVersion,
         action: String,
     ) -> Result<(), NodeError> {
@@ -92,10 +94,7 @@ impl SoapReply {
             .clone()
             .ok_or_else(|| NodeError::recoverable("no runtime to send an asynchronous reply on"))?;
         let timeout = self.timeout;
-        let mut headers = vec![(
-            "Content-Type".to_string(),
-            version.content_type().to_string(),
-        )];
+        let mut headers = vec![("Content-Type".to_string(), content_type)];
         if version == SoapVersion::V11 {
             headers.push(("SOAPAction".to_string(), format!("\"{action}\"")));
         }
@@ -121,7 +120,7 @@ impl Node for SoapReply {
                 "there is no SOAP request to reply to (it was answered already, or no SOAPInput started this invocation)",
             ));
         };
-        let prepared = (|| -> Result<(Bytes, SoapVersion, bool), NodeError> {
+        let prepared = (|| -> Result<(Bytes, String, SoapVersion, bool), NodeError> {
             let soap_id = envelope::body_as_soap(msg, pending.version)?;
             let version = soap::version_of(&mut msg.root, soap_id)?;
             let is_fault = fault::read(&mut msg.root, soap_id)?.is_some();
@@ -135,9 +134,19 @@ impl Node for SoapReply {
             }
             let mut out = Vec::new();
             soap::serialize_to(&mut msg.root, soap_id, &mut out)?;
-            Ok((Bytes::from(out), version, is_fault))
+            let attached = attachments::from_tree(&mut msg.root, soap_id)?;
+            if attached.is_empty() {
+                return Ok((
+                    Bytes::from(out),
+                    version.content_type().to_string(),
+                    version,
+                    is_fault,
+                ));
+            }
+            let (content_type, body) = attachments::join(&out, version, &attached)?;
+            Ok((Bytes::from(body), content_type, version, is_fault))
         })();
-        let (body, version, is_fault) = match prepared {
+        let (body, content_type, version, is_fault) = match prepared {
             Ok(x) => x,
             Err(e) => {
                 // Put back, so that SOAPInput answers the request with a fault.
@@ -159,16 +168,13 @@ impl Node for SoapReply {
         } else {
             HttpResponse {
                 status: if is_fault { 500 } else { 200 },
-                headers: vec![(
-                    "Content-Type".into(),
-                    Bytes::from_static(version.content_type().as_bytes()),
-                )],
+                headers: vec![("Content-Type".into(), Bytes::from(content_type.clone()))],
                 body: body.clone(),
             }
         };
         let sent = pending.sender.send(response).is_ok();
         if let Some(address) = async_to {
-            self.send_async(address, body, version, pending.reply_action)?;
+            self.send_async(address, body, content_type, version, pending.reply_action)?;
         }
         if !sent && !self.ignore_failures {
             return Err(NodeError::new(

@@ -18,6 +18,7 @@ use sluice_nodes_core::validation::{ValidationProps, Validator};
 use sluice_parsers::soap::{self, SoapParser, SoapVersion, fault};
 use sluice_tree::Position;
 
+use crate::attachments;
 use crate::client::{CallError, SoapClient, new_client, post};
 use crate::envelope::body_as_soap;
 use crate::input::choose_binding;
@@ -188,13 +189,20 @@ impl Node for SoapRequest {
         }
         let mut out = Vec::new();
         soap::serialize_to(&mut msg.root, soap_id, &mut out)?;
-        let ct = match version {
-            SoapVersion::V11 => version.content_type().to_string(),
-            SoapVersion::V12 => format!(
-                "{}; action=\"{}\"",
-                version.content_type(),
-                self.op.soap_action
-            ),
+        let attached = attachments::from_tree(&mut msg.root, soap_id)?;
+        let ct = if !attached.is_empty() {
+            let (ct, body) = attachments::join(&out, version, &attached)?;
+            out = body;
+            ct
+        } else {
+            match version {
+                SoapVersion::V11 => version.content_type().to_string(),
+                SoapVersion::V12 => format!(
+                    "{}; action=\"{}\"",
+                    version.content_type(),
+                    self.op.soap_action
+                ),
+            }
         };
         let mut headers = vec![("Content-Type".to_string(), ct)];
         if version == SoapVersion::V11 {
@@ -243,7 +251,21 @@ impl Node for SoapRequest {
                 .root
                 .copy_from(&msg.root, p, r, Position::FirstChild)?;
         }
-        let id = soap::attach(&mut response.root, r, answer.body, SoapParser::shared());
+        let answer_type = answer
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+            .unwrap_or_default();
+        let (envelope, attached) = if attachments::is_related(&answer_type) {
+            let r = attachments::split(&answer_type, &answer.body).map_err(|e| {
+                NodeError::new(ExceptionKind::Parser, 3160, format!("{url} answered: {e}"))
+            })?;
+            (r.root, r.attachments)
+        } else {
+            (answer.body, Vec::new())
+        };
+        let id = soap::attach(&mut response.root, r, envelope, SoapParser::shared());
         response.root.expand_all(id).map_err(|e| {
             NodeError::new(
                 ExceptionKind::Parser,
@@ -254,6 +276,7 @@ impl Node for SoapRequest {
                 ),
             )
         })?;
+        attachments::read_into_tree(&mut response.root, id, attached)?;
         response.local_environment = msg.local_environment.clone();
         response.exception_list = msg.exception_list.clone();
         if let Some(f) = fault::read(&mut response.root, id)? {

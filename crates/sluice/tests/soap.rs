@@ -360,6 +360,118 @@ fn soap_reply_fails_with_a_server_fault_when_the_reply_breaks_the_wsdls_schemas(
     assert!(!t.contains("Braithwaite"), "no reply sent: {t}");
 }
 
+const SWA_CT: &str =
+    "multipart/related; type=\"text/xml\"; start=\"<env@test>\"; boundary=\"TestBoundary\"";
+
+/// A SOAP with Attachments request: the envelope (second, found by `start`) and a binary
+/// attachment (first, base64 on the wire).
+fn swa_request() -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(b"--TestBoundary\r\nContent-Type: application/octet-stream\r\nContent-ID: <salelist>\r\nContent-Transfer-Encoding: base64\r\n\r\n");
+    b.extend_from_slice(b"AAEC/f7/YXR0YWNoZWQ=");
+    b.extend_from_slice(b"\r\n--TestBoundary\r\nContent-Type: text/xml; charset=utf-8\r\nContent-ID: <env@test>\r\n\r\n");
+    b.extend_from_slice(sale("", "swa").as_bytes());
+    b.extend_from_slice(b"\r\n--TestBoundary--\r\n");
+    b
+}
+
+#[test]
+fn soap_swa_echoes_the_envelope_and_its_attachments_as_multipart_related() {
+    let r = call(
+        "POST",
+        "/samples/soap-swa",
+        &[("Content-Type", SWA_CT), ("SOAPAction", "\"SummerSale\"")],
+        &swa_request(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let ct = r
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    assert!(ct.starts_with("multipart/related;"), "{ct}");
+    let boundary = ct
+        .split("boundary=\"")
+        .nth(1)
+        .and_then(|b| b.split('"').next())
+        .expect("a boundary");
+    let body = &r.body;
+    let delimiter = format!("--{boundary}");
+    let parts: Vec<&[u8]> = body
+        .windows(delimiter.len())
+        .enumerate()
+        .filter(|(_, w)| *w == delimiter.as_bytes())
+        .map(|(i, _)| i)
+        .collect::<Vec<_>>()
+        .windows(2)
+        .map(|w| &body[w[0]..w[1]])
+        .collect();
+    assert_eq!(parts.len(), 2, "{}", r.text());
+    let root = String::from_utf8_lossy(parts[0]);
+    assert!(root.contains("<Last>swa</Last>"), "{root}");
+    let att = parts[1];
+    let head_end = att
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("part headers")
+        + 4;
+    let head = String::from_utf8_lossy(&att[..head_end]);
+    assert!(head.contains("Content-ID: <salelist>"), "{head}");
+    assert!(
+        head.contains("Content-Type: application/octet-stream"),
+        "{head}"
+    );
+    // The decoded bytes, sent back in binary, then the CR LF before the next delimiter.
+    assert_eq!(&att[head_end..], b"\x00\x01\x02\xfd\xfe\xffattached\r\n");
+}
+
+#[test]
+fn soap_swa_answers_a_multipart_body_that_does_not_parse_with_a_client_fault() {
+    let r = call(
+        "POST",
+        "/samples/soap-swa",
+        &[("Content-Type", SWA_CT), ("SOAPAction", "\"SummerSale\"")],
+        b"no delimiter anywhere",
+    );
+    assert_eq!(r.status, 500, "{}", r.text());
+    assert!(r.text().contains("Client"), "{}", r.text());
+    assert!(r.text().contains("multipart/related"), "{}", r.text());
+}
+
+#[test]
+fn soap_echo_reads_an_mtom_request_with_the_binary_part_inline_as_base64() {
+    let envelope = envelope(
+        "",
+        r#"<xop:Include xmlns:xop="http://www.w3.org/2004/08/xop/include" href="cid:bin%40test"/>"#,
+    );
+    let mut b = Vec::new();
+    b.extend_from_slice(b"--MtomBoundary\r\nContent-Type: application/xop+xml; charset=utf-8; type=\"text/xml\"\r\nContent-ID: <root@test>\r\n\r\n");
+    b.extend_from_slice(envelope.as_bytes());
+    b.extend_from_slice(b"\r\n--MtomBoundary\r\nContent-Type: application/octet-stream\r\nContent-ID: <bin@test>\r\nContent-Transfer-Encoding: binary\r\n\r\nhi\x00there\r\n--MtomBoundary--\r\n");
+    let r = call(
+        "POST",
+        "/samples/soap-echo",
+        &[
+            (
+                "Content-Type",
+                "multipart/related; type=\"application/xop+xml\"; start=\"<root@test>\"; start-info=\"text/xml\"; boundary=MtomBoundary",
+            ),
+            ("SOAPAction", ECHO_ACTION),
+        ],
+        &b,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = r.text();
+    // base64 of "hi\0there"
+    assert!(t.contains(">aGkAdGhlcmU=</"), "{t}");
+    assert!(!t.contains("Include"), "{t}");
+    assert!(
+        !t.contains("MtomBoundary"),
+        "no attachment left to send: {t}"
+    );
+}
+
 /// Python's zeep, from `SLUICE_ZEEP_PYTHON` or the venv `.ci/run` makes in `target/py-tools`.
 fn zeep_python() -> Option<std::path::PathBuf> {
     let venv = concat!(

@@ -25,6 +25,9 @@ pub enum Format {
     Json,
     /// XML inside a SOAP 1.1 envelope, as the seeds' SOAP tests sent it.
     Soap,
+    /// SOAP with Attachments: a `multipart/related` body whose root part is a SOAP 1.1
+    /// SaleRequest envelope and whose attachment is the `xml` message.
+    Swa,
     /// Fixed-length records (the seeds' CWF form).
     Fixed,
     /// Comma-separated fields, one line per SaleList (the seeds' TDS form).
@@ -39,10 +42,11 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order reports list them.
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::Xml,
         Format::Json,
         Format::Soap,
+        Format::Swa,
         Format::Fixed,
         Format::Delimited,
         Format::Hl7,
@@ -55,6 +59,7 @@ impl Format {
             Format::Xml => "xml",
             Format::Json => "json",
             Format::Soap => "soap",
+            Format::Swa => "swa",
             Format::Fixed => "fixed",
             Format::Delimited => "delimited",
             Format::Hl7 => "hl7",
@@ -68,6 +73,7 @@ impl Format {
             Format::Xml => "application/xml",
             Format::Json => "application/json",
             Format::Soap => "text/xml; charset=utf-8",
+            Format::Swa => writers::SWA_CONTENT_TYPE,
             Format::Fixed | Format::Delimited | Format::Hl7 | Format::Swift => {
                 "application/octet-stream"
             }

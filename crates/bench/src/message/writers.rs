@@ -1,4 +1,4 @@
-//! Writers for the seven representations of the SaleList message.
+//! Writers for the eight representations of the SaleList message.
 //!
 //! Each format is an envelope start (which may name the repetition count), the
 //! repetitions, and an envelope end. All values are ASCII letters, digits,
@@ -11,6 +11,9 @@
 //! * `soap`: the seeds' SOAP 1.1 request: Envelope / Header (WS-Addressing
 //!   Action and MessageID) / Body / `tns:SaleRequest` / `SaleEnvelope` with a
 //!   `Header/SaleListCount`, the SaleLists and a `Trailer/CompletionTime`.
+//! * `swa`: SOAP with Attachments, `multipart/related` with CR LF line ends: a root part
+//!   holding the seeds' SOAP 1.1 SaleRequest envelope (one empty SaleList), then one
+//!   attachment (`Content-ID: <salelist>`, `application/xml`) holding the `xml` message.
 //! * `json`: `{"Parent":{"First":1,"SaleList":[{"Invoice":[{…},{…}]},…],"Last":"Test"}}`;
 //!   repeated elements are arrays (`Initial`, `Item`, `Code`), money and
 //!   quantities are JSON numbers, codes stay strings because their leading
@@ -70,10 +73,33 @@ const SWIFT_START: &str = concat!(
     ":16R:GENL\r\n:20C::SEME//1\r\n:23G:NEWM\r\n:98A::PREP//20261128\r\n:16S:GENL",
 );
 
+/// The boundary of the `swa` format's multipart body.
+const SWA_BOUNDARY: &str = "SluiceBenchSwA";
+/// The Content-Type an HTTP client sends with the `swa` format.
+pub const SWA_CONTENT_TYPE: &str =
+    "multipart/related; type=\"text/xml\"; start=\"<envelope>\"; boundary=\"SluiceBenchSwA\"";
+const SWA_ENVELOPE: &str = concat!(
+    "<soapenv:Envelope xmlns:soapenv=\"http://schemas.xmlsoap.org/soap/envelope/\"",
+    " xmlns:tns=\"http://WssSale.miwssoap.broker.mqst.ibm.com\"><soapenv:Body><tns:SaleRequest>",
+    "<SaleEnvelope><Header><SaleListCount>1</SaleListCount></Header><SaleList/>",
+    "<Trailer><CompletionTime>12.00.00</CompletionTime></Trailer></SaleEnvelope>",
+    "</tns:SaleRequest></soapenv:Body></soapenv:Envelope>",
+);
+
 /// Writes the envelope start for a message of `count` repetitions.
 pub fn write_start(format: Format, count: usize, out: &mut Vec<u8>) {
     match format {
         Format::Xml => out.extend_from_slice(b"<Parent><First>1</First>"),
+        Format::Swa => {
+            push_fmt(
+                out,
+                format_args!(
+                    "--{SWA_BOUNDARY}\r\nContent-Type: text/xml; charset=utf-8\r\nContent-ID: <envelope>\r\n\r\n{SWA_ENVELOPE}\r\n\
+                     --{SWA_BOUNDARY}\r\nContent-Type: application/xml\r\nContent-ID: <salelist>\r\n\r\n"
+                ),
+            );
+            out.extend_from_slice(b"<Parent><First>1</First>");
+        }
         Format::Soap => {
             out.extend_from_slice(SOAP_START.as_bytes());
             push_fmt(out, format_args!("{count}</SaleListCount></Header>"));
@@ -91,6 +117,10 @@ pub fn write_start(format: Format, count: usize, out: &mut Vec<u8>) {
 pub fn write_end(format: Format, filler: usize, out: &mut Vec<u8>) {
     match format {
         Format::Xml => out.extend_from_slice(b"<Last>Test</Last></Parent>"),
+        Format::Swa => {
+            out.extend_from_slice(b"<Last>Test</Last></Parent>");
+            push_fmt(out, format_args!("\r\n--{SWA_BOUNDARY}--\r\n"));
+        }
         Format::Soap => out.extend_from_slice(SOAP_END.as_bytes()),
         Format::Json => out.extend_from_slice(br#"],"Last":"Test"}}"#),
         Format::Delimited => out.extend_from_slice(b"Test\n"),
@@ -110,7 +140,7 @@ pub fn write_end(format: Format, filler: usize, out: &mut Vec<u8>) {
 /// Writes repetition `index` (the first is 0; JSON needs a comma before the others).
 pub fn write_sale_list(format: Format, index: usize, list: &SaleList, out: &mut Vec<u8>) {
     match format {
-        Format::Xml | Format::Soap => {
+        Format::Xml | Format::Soap | Format::Swa => {
             out.extend_from_slice(b"<SaleList>");
             for invoice in &list.invoices {
                 xml_invoice(invoice, out);

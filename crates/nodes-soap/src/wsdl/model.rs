@@ -7,7 +7,7 @@ use sluice_parsers::soap::SoapVersion;
 use sluice_xsd::SchemaPart;
 
 use super::dom::{self, Element};
-use super::{SOAP11_BINDING_NS, SOAP12_BINDING_NS, WSDL_NS, XSD_NS};
+use super::{MIME_NS, SOAP11_BINDING_NS, SOAP12_BINDING_NS, WSDL_NS, XSD_NS};
 use crate::error::WsdlError;
 
 /// A qualified name: (namespace, local name).
@@ -136,6 +136,7 @@ fn display(project_dir: &Path, p: &Path) -> String {
 
 #[derive(Clone)]
 struct Part {
+    name: String,
     element: Option<QName>,
     type_: Option<QName>,
     line: u32,
@@ -153,6 +154,8 @@ struct BindingOp {
     action: String,
     style: Option<Style>,
     rpc_ns: Option<String>,
+    /// Parts a MIME binding carries as attachments (`mime:content`), not in the Body.
+    attachment_parts: Vec<String>,
     line: u32,
 }
 
@@ -373,6 +376,7 @@ impl<'a> Loader<'a> {
         let mut parts = Vec::new();
         for p in m.children_named(WSDL_NS, "part") {
             parts.push(Part {
+                name: p.attr("name").unwrap_or_default().to_string(),
                 element: self.qname_attr(file, p, "element")?,
                 type_: self.qname_attr(file, p, "type")?,
                 line: p.line,
@@ -443,9 +447,44 @@ impl<'a> Loader<'a> {
                 None => None,
             };
             let mut rpc_ns = None;
+            let mut attachment_parts = Vec::new();
             for dir in ["input", "output"] {
                 for io in o.children_named(WSDL_NS, dir) {
-                    for body in io.children_named(soap_ns, "body") {
+                    // SOAP with Attachments: the soap:body sits in one mime:part of a
+                    // mime:multipartRelated, and the other parts name message parts carried as
+                    // attachments.
+                    let mime_parts: Vec<&Element> = io
+                        .children_named(MIME_NS, "multipartRelated")
+                        .flat_map(|r| r.children_named(MIME_NS, "part"))
+                        .collect();
+                    if let Some(m) = io
+                        .children
+                        .iter()
+                        .find(|c| c.ns == MIME_NS && c.local != "multipartRelated")
+                    {
+                        return Err(WsdlError::at(
+                            file,
+                            m.line,
+                            format!(
+                                "mime:{} is not supported; SOAP with attachments is bound with mime:multipartRelated",
+                                m.local
+                            ),
+                        ));
+                    }
+                    for c in mime_parts
+                        .iter()
+                        .flat_map(|p| p.children_named(MIME_NS, "content"))
+                    {
+                        if let Some(part) = c.attr("part") {
+                            attachment_parts.push(part.to_string());
+                        }
+                    }
+                    let bodies = io.children_named(soap_ns, "body").chain(
+                        mime_parts
+                            .iter()
+                            .flat_map(|p| p.children_named(soap_ns, "body")),
+                    );
+                    for body in bodies {
                         if body.attr("use").is_some_and(|u| u != "literal") {
                             return Err(WsdlError::at(
                                 file,
@@ -457,17 +496,6 @@ impl<'a> Loader<'a> {
                             rpc_ns = body.attr("namespace").map(str::to_string);
                         }
                     }
-                    if let Some(m) = io
-                        .children
-                        .iter()
-                        .find(|c| c.ns.starts_with("http://schemas.xmlsoap.org/wsdl/mime/"))
-                    {
-                        return Err(WsdlError::at(
-                            file,
-                            m.line,
-                            "MIME bindings (SOAP with attachments) are not supported",
-                        ));
-                    }
                 }
             }
             ops.push(BindingOp {
@@ -475,6 +503,7 @@ impl<'a> Loader<'a> {
                 action,
                 style: op_style,
                 rpc_ns,
+                attachment_parts,
                 line: o.line,
             });
         }
@@ -639,7 +668,11 @@ impl<'a> Loader<'a> {
                 wrapper.to_string(),
             ))),
             Style::Document => {
-                for p in parts {
+                let parts: Vec<&Part> = parts
+                    .iter()
+                    .filter(|p| !bo.attachment_parts.contains(&p.name))
+                    .collect();
+                for p in &parts {
                     if p.element.is_none() && p.type_.is_some() {
                         return Err(WsdlError::at(
                             &p.file,

@@ -142,3 +142,35 @@ fn wsdl_load_fails_when_imported_schema_is_missing() {
         "{w:?}"
     );
 }
+
+const SWA: &str = include_str!("../../../../samples/services/sale-swa.wsdl");
+
+#[test]
+fn wsdl_load_reads_a_mime_binding_and_leaves_attachment_parts_out_of_the_body() {
+    let w = Wsdl::parse("sale-swa.wsdl", SWA);
+    assert!(w.is_ok(), "{w:?}");
+    let Ok(w) = w else { return };
+    let op = &w.operations[0];
+    assert_eq!(
+        op.request_element,
+        Some((
+            "http://WssSale.miwssoap.broker.mqst.ibm.com".into(),
+            "SaleRequest".into()
+        ))
+    );
+}
+
+#[test]
+fn wsdl_load_fails_with_line_when_a_mime_binding_is_not_multipart_related() {
+    let bad = SWA.replacen(
+        "<mime:multipartRelated>",
+        "<mime:mimeXml part=\"parameters\"/><mime:multipartRelated>",
+        1,
+    );
+    let got = invalid_line(Wsdl::parse("sale-swa.wsdl", &bad));
+    assert!(
+        got.as_ref()
+            .is_some_and(|(_, m)| m.contains("mime:mimeXml")),
+        "{got:?}"
+    );
+}
