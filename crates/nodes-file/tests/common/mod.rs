@@ -64,9 +64,15 @@ pub struct Run {
 }
 
 pub fn build(src: &str, data: &Path) -> Run {
+    build_in(src, data, Path::new("."))
+}
+
+/// [`build`] with the ESQL nodes, their modules in `project/esql`.
+pub fn build_in(src: &str, data: &Path, project: &Path) -> Run {
     let mut registry = Registry::new();
     sluice_nodes_core::register(&mut |s| registry.register(s));
     sluice_nodes_file::register(&mut |s| registry.register(s));
+    sluice_nodes_esql::register(&mut |s| registry.register(s));
     Harness::register(&mut registry);
     let services = Services {
         data_dir: Some(data.to_path_buf()),
@@ -75,7 +81,7 @@ pub fn build(src: &str, data: &Path) -> Run {
     let def = load_flow("files.yaml", src, &registry).unwrap_or_else(|d| panic!("{}", d[0]));
     let harness = Harness::new();
     let flow = harness
-        .build(&def, Path::new("."), &services)
+        .build(&def, project, &services)
         .unwrap_or_else(|d| panic!("{}", d[0]));
     Run { harness, flow }
 }
