@@ -25,6 +25,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use bytes::Bytes;
 use sluice_node_api::{Resource, ResourceError};
 
 use crate::FileError;
@@ -40,7 +41,7 @@ pub struct Checkpoint {
     /// Records processed (the last one's number).
     pub record: u64,
     /// The delimiter that ended the last record processed.
-    pub delimiter: Option<Vec<u8>>,
+    pub delimiter: Option<Bytes>,
     /// Whether the last record ended with a delimiter.
     pub after_delimiter: bool,
     /// Whether End of Data was propagated and committed: only the file's disposal is left.
@@ -52,6 +53,13 @@ pub struct Checkpoint {
 impl Checkpoint {
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(64);
+        self.encode_into(&mut b);
+        b
+    }
+
+    /// [`Checkpoint::encode`] into `b` (cleared first), so that a commit reuses one buffer.
+    pub fn encode_into(&self, b: &mut Vec<u8>) {
+        b.clear();
         b.extend_from_slice(MAGIC);
         b.push(VERSION);
         b.push(u8::from(self.done) | (u8::from(self.after_delimiter) << 1));
@@ -68,9 +76,8 @@ impl Checkpoint {
             b.extend_from_slice(s.as_bytes());
             b.extend_from_slice(&len.to_le_bytes());
         }
-        let crc = crc32fast::hash(&b);
+        let crc = crc32fast::hash(b);
         b.extend_from_slice(&crc.to_le_bytes());
-        b
     }
 
     /// The checkpoint in `b`, or None when it is not a whole, valid one.
@@ -83,7 +90,7 @@ impl Checkpoint {
         let offset = r.u64()?;
         let record = r.u64()?;
         let dlen = u16::from_le_bytes(r.take(2)?.try_into().ok()?);
-        let d = r.take(usize::from(dlen))?.to_vec();
+        let d = r.take(usize::from(dlen))?;
         let n = r.u32()?;
         let mut outputs = Vec::new();
         for _ in 0..n {
@@ -96,7 +103,7 @@ impl Checkpoint {
         (crc32fast::hash(&b[..end]) == crc).then(|| Checkpoint {
             offset,
             record,
-            delimiter: (dlen > 0).then_some(d),
+            delimiter: (dlen > 0).then(|| Bytes::copy_from_slice(d)),
             after_delimiter: flags & 2 != 0,
             done: flags & 1 != 0,
             outputs,
@@ -144,7 +151,15 @@ fn cut_back(p: &Path, len: u64) {
 
 /// An output write done in the current unit of work.
 enum Touched {
-    /// Appended: the file's length before and after.
+    /// Appended to the output at this index of the committed outputs: the file's length
+    /// before and after. An index rather than the path, so that a record's append does not
+    /// allocate.
+    Appended {
+        index: usize,
+        before: u64,
+        after: u64,
+    },
+    /// Appended to an output the checkpoint does not track yet.
     Wrote {
         path: PathBuf,
         before: u64,
@@ -161,9 +176,14 @@ pub struct Progress {
     file: Option<File>,
     path: PathBuf,
     committed: Checkpoint,
-    /// The checkpoint this invocation commits.
+    /// The checkpoint this invocation commits. Its `outputs` are not used: the committed
+    /// outputs with this unit of work's writes are.
     pub next: Checkpoint,
     touched: Vec<Touched>,
+    /// The encoded checkpoint, kept to be reused by the next commit.
+    encoded: Vec<u8>,
+    /// The committed lengths an unfinished commit changed, to undo them if its write fails.
+    undo: Vec<(usize, u64)>,
 }
 
 impl Progress {
@@ -200,9 +220,14 @@ impl Progress {
             Progress {
                 file: Some(file),
                 path,
-                next: committed.clone(),
+                next: Checkpoint {
+                    outputs: Vec::new(),
+                    ..committed.clone()
+                },
                 committed,
                 touched: Vec::new(),
+                encoded: Vec::new(),
+                undo: Vec::new(),
             },
             found,
         ))
@@ -216,12 +241,24 @@ impl Progress {
             committed: Checkpoint::default(),
             next: Checkpoint::default(),
             touched: Vec::new(),
+            encoded: Vec::new(),
+            undo: Vec::new(),
         }
     }
 
     /// Whether `path`'s committed length is in the checkpoint.
     pub fn tracks(&self, path: &Path) -> bool {
-        self.committed.outputs.iter().any(|(p, _)| p == path)
+        self.output(path).is_some()
+    }
+
+    /// The index of `path` in the committed outputs. The paths' bytes are compared: they are
+    /// the very paths FileOutput gave, and a byte compare is cheaper than `Path`'s, which
+    /// walks components.
+    fn output(&self, path: &Path) -> Option<usize> {
+        self.committed
+            .outputs
+            .iter()
+            .position(|(p, _)| p.as_os_str() == path.as_os_str())
     }
 
     /// FileOutput is about to write to `path`, whose length is `len`, for the first time under
@@ -231,23 +268,34 @@ impl Progress {
         if self.tracks(path) {
             return Ok(());
         }
-        let mut committed = self.committed.clone();
-        committed.outputs.push((path.to_path_buf(), len));
-        self.write(&committed)?;
-        self.committed = committed;
-        if !self.next.outputs.iter().any(|(p, _)| p == path) {
-            self.next.outputs.push((path.to_path_buf(), len));
+        self.committed.outputs.push((path.to_path_buf(), len));
+        let r = write(
+            self.file.as_ref(),
+            &self.path,
+            &mut self.encoded,
+            &self.committed,
+        );
+        if r.is_err() {
+            self.committed.outputs.pop();
         }
-        Ok(())
+        r
     }
 
     /// FileOutput appended to `path`, which was `before` bytes long and is now `after`.
     pub fn wrote(&mut self, path: &Path, before: u64, after: u64) {
-        self.touched.push(Touched::Wrote {
-            path: path.to_path_buf(),
-            before,
-            after,
-        });
+        let t = match self.output(path) {
+            Some(index) => Touched::Appended {
+                index,
+                before,
+                after,
+            },
+            None => Touched::Wrote {
+                path: path.to_path_buf(),
+                before,
+                after,
+            },
+        };
+        self.touched.push(t);
     }
 
     /// FileOutput finished `path` (moved it out of its transit folder).
@@ -270,38 +318,100 @@ impl Progress {
         let _ = std::fs::remove_file(&self.path);
     }
 
+    /// Commit `next` with this unit of work's writes. The usual commit, appends to outputs
+    /// already tracked, updates their lengths in place; one that adds or finishes an output
+    /// works on a copy of the outputs.
     fn commit_now(&mut self) -> Result<(), FileError> {
-        let mut next = std::mem::take(&mut self.next);
+        let in_place = self
+            .touched
+            .iter()
+            .all(|t| matches!(t, Touched::Appended { .. }));
+        let saved = (!in_place).then(|| self.committed.outputs.clone());
+        self.undo.clear();
         for t in self.touched.drain(..) {
+            let outputs = &mut self.committed.outputs;
             match t {
-                Touched::Wrote { path, after, .. } => {
-                    match next.outputs.iter_mut().find(|(p, _)| *p == path) {
-                        Some(o) => o.1 = after,
-                        None => next.outputs.push((path, after)),
+                Touched::Appended { index, after, .. } if in_place => {
+                    if let Some(o) = outputs.get_mut(index) {
+                        self.undo.push((index, o.1));
+                        o.1 = after;
                     }
                 }
-                Touched::Finished(path) => next.outputs.retain(|(p, _)| *p != path),
+                Touched::Appended { index, after, .. } => {
+                    // The index was taken before anything of this commit moved the outputs.
+                    if let Some((path, _)) = saved.as_ref().and_then(|s| s.get(index)) {
+                        set_len(outputs, path, after);
+                    }
+                }
+                Touched::Wrote { path, after, .. } => set_len(outputs, &path, after),
+                Touched::Finished(path) => {
+                    outputs.retain(|(p, _)| p.as_os_str() != path.as_os_str());
+                }
             }
         }
-        let r = self.write(&next);
-        self.next = next.clone();
-        if r.is_ok() {
-            self.committed = next;
+        let outputs = std::mem::take(&mut self.committed.outputs);
+        let previous = std::mem::replace(
+            &mut self.committed,
+            Checkpoint {
+                outputs,
+                ..self.next.clone()
+            },
+        );
+        let r = write(
+            self.file.as_ref(),
+            &self.path,
+            &mut self.encoded,
+            &self.committed,
+        );
+        if r.is_err() {
+            // What is on disk is still the previous checkpoint.
+            let outputs = match saved {
+                Some(s) => s,
+                None => {
+                    let mut o = std::mem::take(&mut self.committed.outputs);
+                    for &(i, len) in self.undo.iter().rev() {
+                        if let Some(e) = o.get_mut(i) {
+                            e.1 = len;
+                        }
+                    }
+                    o
+                }
+            };
+            self.committed = Checkpoint {
+                outputs,
+                ..previous
+            };
         }
         r
     }
 }
 
-impl Progress {
-    fn write(&self, c: &Checkpoint) -> Result<(), FileError> {
-        match &self.file {
-            Some(f) => f.write_all_at(&c.encode(), 0),
-            None => Err(std::io::Error::other(
-                "the checkpoint has no file (this is a bug, please report it)",
-            )),
-        }
-        .map_err(FileError::io("write", &self.path))
+/// Set `path`'s committed length, adding it when it is not there yet.
+fn set_len(outputs: &mut Vec<(PathBuf, u64)>, path: &Path, len: u64) {
+    match outputs
+        .iter_mut()
+        .find(|(p, _)| p.as_os_str() == path.as_os_str())
+    {
+        Some(o) => o.1 = len,
+        None => outputs.push((path.to_path_buf(), len)),
     }
+}
+
+/// Write `c` over the checkpoint file at offset 0, in one write (encoded into `buf`).
+fn write(
+    file: Option<&File>,
+    path: &Path,
+    buf: &mut Vec<u8>,
+    c: &Checkpoint,
+) -> Result<(), FileError> {
+    c.encode_into(buf);
+    match file {
+        Some(f) => f.write_all_at(buf, 0),
+        None => Err(std::io::Error::other(
+            "the checkpoint has no file (this is a bug, please report it)",
+        )),
+    }
+    .map_err(FileError::io("write", path))
 }
 
 impl Resource for Progress {
@@ -312,11 +422,20 @@ impl Resource for Progress {
 
     fn rollback(&mut self) {
         for t in self.touched.drain(..).rev() {
-            if let Touched::Wrote { path, before, .. } = t {
-                cut_back(&path, before);
+            match t {
+                Touched::Appended { index, before, .. } => {
+                    if let Some((path, _)) = self.committed.outputs.get(index) {
+                        cut_back(path, before);
+                    }
+                }
+                Touched::Wrote { path, before, .. } => cut_back(&path, before),
+                Touched::Finished(_) => {}
             }
         }
-        self.next = self.committed.clone();
+        self.next = Checkpoint {
+            outputs: Vec::new(),
+            ..self.committed.clone()
+        };
     }
 }
 
@@ -337,7 +456,7 @@ mod tests {
         Checkpoint {
             offset: 1234,
             record: 17,
-            delimiter: Some(b"\r\n".to_vec()),
+            delimiter: Some(Bytes::from_static(b"\r\n")),
             after_delimiter: true,
             done: false,
             outputs: vec![(PathBuf::from("/out/mqsitransit/a.txt"), 999)],

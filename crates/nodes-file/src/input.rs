@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use bytes::Bytes;
 use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner,
     Invocation, Message, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminals,
@@ -31,10 +32,8 @@ use crate::remote::{Remote, RemoteProps};
 use crate::retry::{RetryPolicy, RetryProps};
 use crate::store::{Local, Store, move_in};
 use crate::watch::{DirWatch, WatchMode};
-use crate::{
-    BACKOUT, FieldValue, FileError, TRANSIT_IN, absolute, epoch_micros, pattern, stamp,
-    write_file_folder,
-};
+use crate::{BACKOUT, FileError, TRANSIT_IN, absolute, epoch_micros, pattern, stamp};
+use sluice_tree::{Text, Value, field_type};
 
 terminals! {
     /// FileInput's outputs.
@@ -183,9 +182,9 @@ impl RecordProps {
             RecordDetection::Delimited => {
                 let delimiter = match self.delimiter {
                     DelimiterKind::LineEnd => Delimiter::AnyLineEnd,
-                    DelimiterKind::Dos => Delimiter::Bytes(b"\r\n".to_vec()),
-                    DelimiterKind::Unix => Delimiter::Bytes(b"\n".to_vec()),
-                    DelimiterKind::Custom => Delimiter::Bytes(self.custom_bytes()?),
+                    DelimiterKind::Dos => Delimiter::Bytes(Bytes::from_static(b"\r\n")),
+                    DelimiterKind::Unix => Delimiter::Bytes(Bytes::from_static(b"\n")),
+                    DelimiterKind::Custom => Delimiter::Bytes(self.custom_bytes()?.into()),
                 };
                 Detection::Delimited {
                     delimiter,
@@ -467,12 +466,12 @@ impl FileInput {
         let opened = self.store.open(path, start.offset)?;
         let modified = epoch_micros(opened.modified);
         let file = opened.reader;
-        let info = FileInfo {
-            dir: self.dir.to_string_lossy().into_owned(),
-            name: name.to_string(),
+        let info = FileInfo::new(
+            &self.dir.to_string_lossy(),
+            name,
             modified,
-            started: stamp(SystemTime::now()),
-        };
+            &stamp(SystemTime::now()),
+        );
         let mut reader = RecordReader::new(
             file,
             self.detection.clone(),
@@ -513,7 +512,7 @@ impl FileInput {
                 delimiter: rec.delimiter.clone(),
                 after_delimiter: reader.after_delimiter(),
                 done: false,
-                outputs: progress.committed().outputs.clone(),
+                outputs: Vec::new(),
             };
             let delimiter_before = std::mem::replace(&mut previous, rec.delimiter.clone());
             match self.record(runner, &mut progress, &info, rec, number, delimiter_before)? {
@@ -559,17 +558,23 @@ impl FileInput {
         info: &FileInfo,
         rec: Record,
         number: u64,
-        delimiter_before: Option<Vec<u8>>,
+        delimiter_before: Option<Bytes>,
     ) -> Result<Outcome, FileError> {
         let next = progress.next.clone();
-        let mut msg = Message::new();
-        info.write(
-            &mut msg,
-            rec.offset,
-            number as i64,
-            delimiter_before.as_deref(),
-        )?;
-        let parsed = self.parsing.attach(&mut msg.root, rec.bytes.clone());
+        // Built again from the record for a retry rather than copied up front: most records
+        // are propagated once.
+        let message = || -> Result<(Message, Result<(), NodeError>), FileError> {
+            let mut msg = Message::new();
+            info.write(
+                &mut msg,
+                rec.offset,
+                number as i64,
+                delimiter_before.as_deref(),
+            )?;
+            let parsed = self.parsing.attach(&mut msg.root, rec.bytes.clone());
+            Ok((msg, parsed.map(|_| ()).map_err(NodeError::from)))
+        };
+        let (mut msg, parsed) = message()?;
         if let Err(e) = parsed {
             // A body that does not parse is this node's failure: the record as BLOB goes to
             // the failure terminal.
@@ -580,10 +585,9 @@ impl FileInput {
                 number as i64,
                 delimiter_before.as_deref(),
             )?;
-            let _ = BodyParsing::blob().attach(&mut msg.root, rec.bytes);
+            let _ = BodyParsing::blob().attach(&mut msg.root, rec.bytes.clone());
             return Ok(self.failed(runner, progress, &mut msg, self.own(e), next));
         }
-        let original = msg.clone();
         let mut failures = 0;
         loop {
             let mut inv = Invocation::new();
@@ -617,7 +621,11 @@ impl FileInput {
                 return Ok(Outcome::Stopped);
             }
             progress.next = next.clone();
-            msg = original.clone();
+            let (again, parsed) = message()?;
+            msg = again;
+            if let Err(e) = parsed {
+                return Ok(self.failed(runner, progress, &mut msg, self.own(e), next));
+            }
         }
     }
 
@@ -735,13 +743,26 @@ impl FileInput {
 
 /// What `LocalEnvironment.File` says of a file.
 struct FileInfo {
-    dir: String,
-    name: String,
+    /// The directory, the name and the time processing started, one after the other: one
+    /// buffer shared by every record's LocalEnvironment, so that a record copies none of them.
+    texts: Bytes,
+    dir_len: u32,
+    name_len: u32,
     modified: i64,
-    started: String,
 }
 
 impl FileInfo {
+    fn new(dir: &str, name: &str, modified: i64, started: &str) -> FileInfo {
+        let texts = Bytes::from([dir, name, started].concat());
+        FileInfo {
+            dir_len: u32::try_from(dir.len()).unwrap_or(0),
+            name_len: u32::try_from(name.len()).unwrap_or(0),
+            texts,
+            modified,
+        }
+    }
+
+    /// Write `LocalEnvironment.File` into `msg`, a new message.
     fn write(
         &self,
         msg: &mut Message,
@@ -749,27 +770,47 @@ impl FileInfo {
         record: i64,
         delimiter: Option<&[u8]>,
     ) -> Result<(), FileError> {
+        let le = &mut msg.local_environment;
+        let buf = le.add_buffer(self.texts.clone());
+        let total = u32::try_from(self.texts.len()).unwrap_or(0);
+        let (dir, name) = (self.dir_len, self.name_len);
         let delimiter = match delimiter {
-            Some(d) => FieldValue::Text(String::from_utf8_lossy(d).into_owned()),
-            None => FieldValue::Null,
+            Some(d) => Value::Character(le.alloc_text(String::from_utf8_lossy(d).as_bytes())),
+            None => Value::Null,
         };
-        write_file_folder(
-            &mut msg.local_environment,
-            None,
-            &[
-                ("Directory", FieldValue::Text(self.dir.clone())),
-                ("Name", FieldValue::Text(self.name.clone())),
-                ("LastModified", FieldValue::GmtTimestamp(self.modified)),
-                ("TimeStamp", FieldValue::Text(self.started.clone())),
-                (
-                    "Offset",
-                    FieldValue::Int(i64::try_from(offset).unwrap_or(i64::MAX)),
-                ),
-                ("Record", FieldValue::Int(record)),
-                ("Delimiter", delimiter),
-            ],
-        )
-        .map_err(|e| FileError::Read(std::io::Error::other(e)))
+        let root = le.root();
+        let fields = [
+            (
+                "Directory",
+                Value::Character(Text::src_or_empty(buf, 0, dir)),
+            ),
+            ("Name", Value::Character(Text::src_or_empty(buf, dir, name))),
+            ("LastModified", Value::GmtTimestamp(self.modified)),
+            (
+                "TimeStamp",
+                Value::Character(Text::src_or_empty(buf, dir + name, total - dir - name)),
+            ),
+            (
+                "Offset",
+                Value::Integer(i64::try_from(offset).unwrap_or(i64::MAX)),
+            ),
+            ("Record", Value::Integer(record)),
+            ("Delimiter", delimiter),
+        ];
+        let wrote = le
+            .create_last_child(
+                root,
+                field_type::NAME,
+                Text::from_static("File"),
+                Value::Null,
+            )
+            .and_then(|file| {
+                fields.into_iter().try_for_each(|(n, v)| {
+                    le.create_last_child(file, field_type::NAME_VALUE, Text::from_static(n), v)
+                        .map(|_| ())
+                })
+            });
+        wrote.map_err(|e| FileError::Read(std::io::Error::other(e)))
     }
 }
 

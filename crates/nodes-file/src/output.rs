@@ -7,7 +7,8 @@
 //! a FileInput's unit of work the node reports each append to the input file's checkpoint, so
 //! that a record rolled back, or processed again after a crash, is not in the file twice.
 
-use std::io::Write;
+use std::borrow::Cow;
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -185,7 +186,7 @@ impl BuildNode for FileOutputProps {
             Some(r) => Some(crate::remote::store(r)?),
             None => None,
         };
-        Ok(NodeImpl::Process(Arc::new(FileOutput {
+        let mut node = FileOutput {
             remote,
             directory: self.directory.filter(|d| !d.is_empty()),
             file_name: self.file_name.filter(|n| !n.is_empty()),
@@ -194,7 +195,13 @@ impl BuildNode for FileOutputProps {
             replace_archive: self.replace_duplicate_archives,
             framing,
             open: Mutex::new(None),
-        })))
+            fixed: None,
+        };
+        // Building makes no file system calls, and `absolute` makes none.
+        if let (Some(dir), Some(name)) = (&node.directory, &node.file_name) {
+            node.fixed = node.locate(dir, name.clone()).ok();
+        }
+        Ok(NodeImpl::Process(Arc::new(node)))
     }
 }
 
@@ -208,66 +215,98 @@ struct FileOutput {
     replace_archive: bool,
     framing: Framing,
     /// The transit file written last, kept open: most flows write one file at a time.
-    open: Mutex<Option<(PathBuf, std::fs::File)>>,
+    open: Mutex<Option<Open>>,
+    /// The target of the properties, made once: a message that does not name its own
+    /// directory and file goes there without a path being built for it.
+    fixed: Option<Target>,
+}
+
+/// The transit file written last.
+struct Open {
+    path: PathBuf,
+    file: std::fs::File,
+    /// The framed record, kept for its allocation.
+    record: Vec<u8>,
 }
 
 /// Where a message goes: the directory and the file's name.
+#[derive(Clone)]
 struct Target {
     dir: PathBuf,
     name: String,
+    /// The file in the directory's transit folder.
+    transit: PathBuf,
 }
 
 impl Target {
+    fn new(dir: PathBuf, name: String) -> Target {
+        let transit = dir.join(TRANSIT_OUT).join(&name);
+        Target { dir, name, transit }
+    }
+
     fn transit(&self) -> PathBuf {
-        self.dir.join(TRANSIT_OUT).join(&self.name)
+        self.transit.clone()
     }
 }
 
 impl FileOutput {
-    fn target(&self, msg: &mut Message) -> Result<Target, NodeError> {
+    fn target(&self, msg: &mut Message) -> Result<Cow<'_, Target>, NodeError> {
         let le = &mut msg.local_environment;
-        let dir = le_text(le, &["Destination", "File", "Directory"])?
-            .or_else(|| self.directory.clone())
-            .ok_or_else(|| {
-                NodeError::recoverable(
-                    "no output directory: set `directory` or LocalEnvironment.Destination.File.Directory",
-                )
-            })?;
-        let name = le_text(le, &["Destination", "File", "Name"])?
-            .or_else(|| self.file_name.clone())
-            .ok_or_else(|| {
-                NodeError::recoverable(
-                    "no output file name: set `file_name` or LocalEnvironment.Destination.File.Name",
-                )
-            })?;
+        let dir = le_text(le, &["Destination", "File", "Directory"])?;
+        let name = le_text(le, &["Destination", "File", "Name"])?;
+        if let (None, None, Some(fixed)) = (&dir, &name, &self.fixed) {
+            return Ok(Cow::Borrowed(fixed));
+        }
+        let dir = dir.or_else(|| self.directory.clone()).ok_or_else(|| {
+            NodeError::recoverable(
+                "no output directory: set `directory` or LocalEnvironment.Destination.File.Directory",
+            )
+        })?;
+        let name = name.or_else(|| self.file_name.clone()).ok_or_else(|| {
+            NodeError::recoverable(
+                "no output file name: set `file_name` or LocalEnvironment.Destination.File.Name",
+            )
+        })?;
+        self.locate(&dir, name).map(Cow::Owned)
+    }
+
+    /// The target for directory `dir` and file `name`.
+    fn locate(&self, dir: &str, name: String) -> Result<Target, NodeError> {
         // A name is a name, not a path out of the directory.
         if name.contains('/') || name == "." || name == ".." {
             return Err(NodeError::recoverable(format!(
                 "the output file name `{name}` is not a plain file name"
             )));
         }
-        let dir = Path::new(&dir);
+        let dir = Path::new(dir);
         if self.remote.is_some() {
             // A relative remote directory is the server's business (under the login folder).
-            return Ok(Target {
-                dir: dir.to_path_buf(),
-                name,
-            });
+            return Ok(Target::new(dir.to_path_buf(), name));
         }
         let dir = match &self.data_dir {
             Some(d) if dir.is_relative() => d.join(dir),
             _ => dir.to_path_buf(),
         };
-        Ok(Target {
-            dir: crate::absolute(&dir),
-            name,
-        })
+        Ok(Target::new(crate::absolute(&dir), name))
     }
 
     /// The record as it goes into the file, given whether the file has data already.
     fn frame(&self, body: &[u8], file_has_data: bool) -> Result<Vec<u8>, NodeError> {
-        Ok(match &self.framing {
-            Framing::WholeFile | Framing::Unchanged => body.to_vec(),
+        let mut v = Vec::new();
+        self.frame_into(&mut v, body, file_has_data)?;
+        Ok(v)
+    }
+
+    /// [`FileOutput::frame`] into `v` (cleared first).
+    fn frame_into(
+        &self,
+        v: &mut Vec<u8>,
+        body: &[u8],
+        file_has_data: bool,
+    ) -> Result<(), NodeError> {
+        v.clear();
+        match &self.framing {
+            Framing::WholeFile | Framing::Unchanged => v.extend_from_slice(body),
             Framing::Fixed { len, pad } => {
                 if body.len() > *len {
                     return Err(NodeError::recoverable(format!(
@@ -275,12 +314,10 @@ impl FileOutput {
                         body.len()
                     )));
                 }
-                let mut v = body.to_vec();
+                v.extend_from_slice(body);
                 v.resize(*len, *pad);
-                v
             }
             Framing::Delimited { delimiter, infix } => {
-                let mut v = Vec::with_capacity(body.len() + delimiter.len());
                 if *infix && file_has_data {
                     v.extend_from_slice(delimiter);
                 }
@@ -288,9 +325,15 @@ impl FileOutput {
                 if !infix {
                     v.extend_from_slice(delimiter);
                 }
-                v
             }
-        })
+        }
+        Ok(())
+    }
+
+    /// Whether framing a record depends on whether the file has data (an infix delimiter
+    /// goes only between records).
+    fn framing_needs_length(&self) -> bool {
+        matches!(self.framing, Framing::Delimited { infix: true, .. })
     }
 
     /// Append `record` to the transit file; returns its length before and after, and whether
@@ -300,7 +343,10 @@ impl FileOutput {
             .open
             .lock()
             .map_err(|_| NodeError::recoverable("the output file's lock is poisoned"))?;
-        if open.as_ref().is_none_or(|(p, _)| p != path) {
+        if open
+            .as_ref()
+            .is_none_or(|o| o.path.as_os_str() != path.as_os_str())
+        {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).map_err(FileError::io("create", dir))?;
             }
@@ -311,17 +357,34 @@ impl FileOutput {
                 .create(true)
                 .open(path)
                 .map_err(FileError::io("open", path))?;
-            *open = Some((path.to_path_buf(), f));
+            *open = Some(Open {
+                path: path.to_path_buf(),
+                file: f,
+                record: Vec::new(),
+            });
         }
-        let Some((_, f)) = open.as_mut() else {
+        let Some(Open { file, record, .. }) = open.as_mut() else {
             return Err(NodeError::recoverable(
                 "the output file is not open (this is a bug, please report it)",
             ));
         };
-        let before = f.metadata().map_err(FileError::io("read", path))?.len();
-        let record = self.frame(body, before > 0)?;
-        f.write_all(&record).map_err(FileError::io("write", path))?;
-        Ok((before, before + record.len() as u64, before == 0))
+        // The length is asked of the file each time (someone may have cut it back or
+        // appended), but after the write when framing does not need it: the position of an
+        // appending handle after its write is the file's end, one cheap seek rather than a
+        // stat.
+        let known = if self.framing_needs_length() {
+            Some(file.metadata().map_err(FileError::io("read", path))?.len())
+        } else {
+            None
+        };
+        self.frame_into(record, body, known.is_some_and(|l| l > 0))?;
+        file.write_all(record)
+            .map_err(FileError::io("write", path))?;
+        let after = file
+            .stream_position()
+            .map_err(FileError::io("read", path))?;
+        let before = known.unwrap_or(after.saturating_sub(record.len() as u64));
+        Ok((before, after, before == 0))
     }
 
     /// Move the transit file into place per the output file action. False when there was no
@@ -329,7 +392,7 @@ impl FileOutput {
     fn finish(&self, t: &Target) -> Result<bool, NodeError> {
         let transit = t.transit();
         if let Ok(mut open) = self.open.lock()
-            && open.as_ref().is_some_and(|(p, _)| *p == transit)
+            && open.as_ref().is_some_and(|o| o.path == transit)
         {
             *open = None;
         }
@@ -432,11 +495,14 @@ impl Node for FileOutput {
             if finished && let Some(p) = ctx.inv.unit_of_work.get_mut::<Progress>(Progress::KEY) {
                 p.finished(&t.transit());
             }
+            if !ctx.is_wired(FileOutputOutput::EndOfData) {
+                return Ok(());
+            }
             let mut out = self.written(msg, &t, if finished { "Finish" } else { "None" })?;
             return ctx.propagate(FileOutputOutput::EndOfData, &mut out);
         }
         let (body, _) = serialize_body(msg)?;
-        let transit = t.transit();
+        let transit = &t.transit;
         let action = if let Some(store) = &self.remote {
             self.write_remote(&**store, &t, &body)?
         } else if self.framing == Framing::WholeFile {
@@ -445,24 +511,28 @@ impl Node for FileOutput {
                 std::fs::create_dir_all(dir).map_err(FileError::io("create", dir))?;
             }
             let replaced = t.dir.join(&t.name).exists();
-            std::fs::write(&transit, &body).map_err(FileError::io("write", &transit))?;
+            std::fs::write(transit, &body).map_err(FileError::io("write", transit))?;
             self.finish(&t)?;
             if replaced { "Replace" } else { "Create" }
         } else {
             // Under a FileInput, the file's length before its first write is in the
             // checkpoint before the write.
             if let Some(p) = ctx.inv.unit_of_work.get_mut::<Progress>(Progress::KEY)
-                && !p.tracks(&transit)
+                && !p.tracks(transit)
             {
-                let len = std::fs::metadata(&transit).map(|m| m.len()).unwrap_or(0);
-                p.track(&transit, len)?;
+                let len = std::fs::metadata(transit).map(|m| m.len()).unwrap_or(0);
+                p.track(transit, len)?;
             }
-            let (before, after, created) = self.append(&transit, &body)?;
+            let (before, after, created) = self.append(transit, &body)?;
             if let Some(p) = ctx.inv.unit_of_work.get_mut::<Progress>(Progress::KEY) {
-                p.wrote(&transit, before, after);
+                p.wrote(transit, before, after);
             }
             if created { "Create" } else { "Append" }
         };
+        // The message with WrittenDestination is a copy: not made when nothing would see it.
+        if !ctx.is_wired(FileOutputOutput::Out) {
+            return Ok(());
+        }
         let mut out = self.written(msg, &t, action)?;
         ctx.propagate(FileOutputOutput::Out, &mut out)
     }

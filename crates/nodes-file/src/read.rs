@@ -193,7 +193,7 @@ impl Node for FileRead {
             .unwrap_or(0);
         let mut reader = RecordReader::new(file, self.detection.clone(), self.limit, 0, false);
         let mut number = 0i64;
-        let mut previous: Option<Vec<u8>> = None;
+        let mut previous: Option<bytes::Bytes> = None;
         let found = loop {
             let Some(rec) = reader.next_record()? else {
                 break None;

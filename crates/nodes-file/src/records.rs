@@ -27,7 +27,7 @@ pub enum Delimiter {
     /// `\n` or `\r\n`, whichever each line has (the product's "DOS or UNIX line end").
     AnyLineEnd,
     /// These bytes exactly (`\r\n` for DOS, `\n` for Unix, or a custom delimiter).
-    Bytes(Vec<u8>),
+    Bytes(Bytes),
 }
 
 /// How records are found in a file.
@@ -45,8 +45,9 @@ pub struct Record {
     pub bytes: Bytes,
     /// Where it starts in the file.
     pub offset: u64,
-    /// The delimiter that ended it (delimited records that had one).
-    pub delimiter: Option<Vec<u8>>,
+    /// The delimiter that ended it (delimited records that had one): a shared handle, so
+    /// that a record does not allocate for it.
+    pub delimiter: Option<Bytes>,
 }
 
 /// Reads records one at a time from a byte stream.
@@ -105,12 +106,16 @@ impl<R: Read> RecordReader<R> {
         if self.done {
             return Ok(None);
         }
-        match self.detection.clone() {
+        // Lent out for the call rather than cloned: a clone per record is an allocation.
+        let detection = std::mem::replace(&mut self.detection, Detection::WholeFile);
+        let r = match &detection {
             Detection::WholeFile => self.whole(),
-            Detection::FixedLength(n) => self.fixed(n),
-            Detection::Delimited { delimiter, infix } => self.delimited(&delimiter, infix),
-            Detection::Parsed(scanner) => self.parsed(&scanner),
-        }
+            Detection::FixedLength(n) => self.fixed(*n),
+            Detection::Delimited { delimiter, infix } => self.delimited(delimiter, *infix),
+            Detection::Parsed(scanner) => self.parsed(scanner),
+        };
+        self.detection = detection;
+        r
     }
 
     fn parsed(&mut self, scanner: &RecordScanner) -> Result<Option<Record>, FileError> {
@@ -217,7 +222,11 @@ impl<R: Read> RecordReader<R> {
                 if record_len > self.limit {
                     return Err(self.too_large());
                 }
-                let delim = self.buf[at..at + len].to_vec();
+                let delim = match d {
+                    Delimiter::AnyLineEnd if len == 2 => Bytes::from_static(b"\r\n"),
+                    Delimiter::AnyLineEnd => Bytes::from_static(b"\n"),
+                    Delimiter::Bytes(b) => b.clone(),
+                };
                 self.after_delimiter = true;
                 return Ok(Some(self.take(record_len, len, Some(delim))));
             }
@@ -249,7 +258,7 @@ impl<R: Read> RecordReader<R> {
     }
 
     /// Take `len` bytes as a record and skip `skip` delimiter bytes after them.
-    fn take(&mut self, len: usize, skip: usize, delimiter: Option<Vec<u8>>) -> Record {
+    fn take(&mut self, len: usize, skip: usize, delimiter: Option<Bytes>) -> Record {
         let bytes = Bytes::copy_from_slice(&self.buf[self.start..self.start + len]);
         let r = Record {
             bytes,
@@ -357,7 +366,7 @@ mod tests {
         let mut data = vec![b'x'; CHUNK - 2];
         data.extend_from_slice(b"#|#y#|#z");
         let d = Detection::Delimited {
-            delimiter: Delimiter::Bytes(b"#|#".to_vec()),
+            delimiter: Delimiter::Bytes(Bytes::from_static(b"#|#")),
             infix: false,
         };
         let got = texts(&data, d);

@@ -195,7 +195,7 @@ fn file_input_resumes_after_the_last_committed_record_when_a_checkpoint_is_in_tr
     let cp = sluice_nodes_file::checkpoint::Checkpoint {
         offset: 2,
         record: 1,
-        delimiter: Some(b"\n".to_vec()),
+        delimiter: Some(b"\n".to_vec().into()),
         after_delimiter: true,
         ..Default::default()
     };

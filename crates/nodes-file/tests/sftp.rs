@@ -232,7 +232,7 @@ fn sftp_file_input_resumes_after_the_last_committed_record_when_a_checkpoint_is_
     p.next = Checkpoint {
         offset: 8,
         record: 2,
-        delimiter: Some(b"\n".to_vec()),
+        delimiter: Some(b"\n".to_vec().into()),
         after_delimiter: true,
         done: false,
         outputs: Vec::new(),
