@@ -147,6 +147,12 @@ pub(super) fn trim(spec: TrimSpec, singleton: Option<&Value>, source: &Value) ->
 
 pub(super) fn upper(source: &Value) -> Answer {
     let s = character(source)?;
+    // Most message text is ASCII: case it a byte at a time rather than a char at a time.
+    if s.is_ascii() {
+        return Some(Ok(Value::Character(CharString::from(
+            s.as_str().to_ascii_uppercase(),
+        ))));
+    }
     let mut w = CharWriter::new();
     for c in s.chars() {
         for u in c.to_uppercase() {
@@ -161,6 +167,11 @@ pub(super) fn lower(source: &Value) -> Answer {
     // A capital sigma lower-cases by its place in a word, which `str::to_lowercase` knows.
     if s.contains('Σ') {
         return None;
+    }
+    if s.is_ascii() {
+        return Some(Ok(Value::Character(CharString::from(
+            s.as_str().to_ascii_lowercase(),
+        ))));
     }
     let mut w = CharWriter::new();
     for c in s.chars() {
