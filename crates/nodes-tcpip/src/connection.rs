@@ -13,6 +13,14 @@
 //! in order, a slow flow holds back only its own connection, and a TCPIPServerReceive in the
 //! invocation reads the connection's next record itself. The flow instances take records
 //! from a channel, so a connection that is slow to send never blocks another's records.
+//!
+//! A plain (not TLS) server connection mostly skips its task: the flow instance that handled
+//! a record reads on from the socket itself without blocking (see [`Connection::try_next_record`])
+//! and, when nothing is there, parks the connection on the socket's readiness
+//! ([`Connection::park`]), whose wake hands it straight to the flow instances again. Each hop
+//! between threads costs a context switch on a busy core, so a record then costs one wake
+//! instead of four. The task takes over again whenever timing matters (part of a record is
+//! pending, an idle timeout is set) or the connection ends.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -43,13 +51,70 @@ pub type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
 /// The writing half of a connection.
 pub type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 
+/// How a connection's bytes are read: a plain socket directly (shared with its writing side,
+/// so that a flow thread can read and write it without the runtime), a TLS session through
+/// its reading half.
+enum Reader {
+    Plain(Arc<tokio::net::TcpStream>),
+    Boxed(ReadHalf),
+}
+
+impl Reader {
+    async fn read_buf(&mut self, buf: &mut BytesMut) -> std::io::Result<usize> {
+        match self {
+            Reader::Boxed(r) => r.read_buf(buf).await,
+            Reader::Plain(tcp) => loop {
+                tcp.readable().await?;
+                match tcp.try_read_buf(buf) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    r => return r,
+                }
+            },
+        }
+    }
+}
+
+/// How a connection's bytes are written.
+enum Writer {
+    Plain(Arc<tokio::net::TcpStream>),
+    Boxed(WriteHalf),
+}
+
+impl Writer {
+    async fn write_all(&mut self, mut data: &[u8]) -> std::io::Result<()> {
+        match self {
+            Writer::Boxed(w) => w.write_all(data).await,
+            Writer::Plain(tcp) => {
+                while !data.is_empty() {
+                    tcp.writable().await?;
+                    match tcp.try_write(data) {
+                        Ok(n) => data = &data[n..],
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        match self {
+            Writer::Boxed(w) => w.shutdown().await,
+            Writer::Plain(tcp) => {
+                socket2::SockRef::from(tcp.as_ref()).shutdown(std::net::Shutdown::Write)
+            }
+        }
+    }
+}
+
 /// The state of a connection's input stream, behind its lock.
-struct InputStream {
-    read: ReadHalf,
-    buf: BytesMut,
-    eof: bool,
+pub(crate) struct InputStream {
+    read: Reader,
+    pub(crate) buf: BytesMut,
+    pub(crate) eof: bool,
     /// Records read so far.
-    seq: u64,
+    pub(crate) seq: u64,
 }
 
 /// An open connection: accepted on a server port, or opened by a client pool.
@@ -66,9 +131,15 @@ pub struct Connection {
     pub peer: SocketAddr,
     /// When it was opened: microseconds since the epoch, GMT.
     pub opened_micros: i64,
-    input: tokio::sync::Mutex<InputStream>,
-    output: tokio::sync::Mutex<Option<WriteHalf>>,
-    input_closed: AtomicBool,
+    pub(crate) input: tokio::sync::Mutex<InputStream>,
+    output: tokio::sync::Mutex<Option<Writer>>,
+    /// The socket of a plain server connection, which flow threads read on their own (see
+    /// the module's documentation); `None` for TLS and client connections, which their task
+    /// reads (a client connection may be leased to a flow, which the task respects).
+    pub(crate) tcp: Option<Arc<tokio::net::TcpStream>>,
+    /// The flow instances' turn while the connection waits for its socket to be readable.
+    pub(crate) parked: Mutex<Option<crate::turn::Parked>>,
+    pub(crate) input_closed: AtomicBool,
     output_closed: AtomicBool,
     /// Becomes true when the input stream closes (by a node or the connection's end), to
     /// wake a read in progress.
@@ -119,6 +190,15 @@ impl ConnectionSet {
         lock(&self.map).remove(id);
     }
 
+    /// Hand every parked connection back to its task (its input node stopped: the turn would
+    /// wake a node that no longer reads), which waits for the port's next input node.
+    pub fn unpark_all(&self) {
+        let conns: Vec<_> = lock(&self.map).values().cloned().collect();
+        for c in conns {
+            drop(lock(&c.parked).take());
+        }
+    }
+
     /// Close every connection (on the runtime, without waiting).
     pub fn close_all(&self, runtime: &Handle) {
         let conns: Vec<_> = lock(&self.map).drain().map(|(_, c)| c).collect();
@@ -148,10 +228,11 @@ impl Connection {
     ) -> std::io::Result<Arc<Connection>> {
         let peer = stream.peer_addr()?;
         let _ = stream.set_nodelay(true);
-        let (read, write) = stream.into_split();
-        Ok(Connection::open_halves(
-            Box::new(read),
-            Box::new(write),
+        let tcp = Arc::new(stream);
+        Ok(Connection::enter(
+            Reader::Plain(Arc::clone(&tcp)),
+            Writer::Plain(Arc::clone(&tcp)),
+            (kind == "TCPIPServer").then_some(tcp),
             peer,
             kind,
             hostname,
@@ -165,6 +246,29 @@ impl Connection {
     pub fn open_halves(
         read: ReadHalf,
         write: WriteHalf,
+        peer: SocketAddr,
+        kind: &'static str,
+        hostname: String,
+        port: u16,
+        set: &Arc<ConnectionSet>,
+    ) -> Arc<Connection> {
+        Connection::enter(
+            Reader::Boxed(read),
+            Writer::Boxed(write),
+            None,
+            peer,
+            kind,
+            hostname,
+            port,
+            set,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn enter(
+        read: Reader,
+        write: Writer,
+        tcp: Option<Arc<tokio::net::TcpStream>>,
         peer: SocketAddr,
         kind: &'static str,
         hostname: String,
@@ -185,6 +289,8 @@ impl Connection {
                 seq: 0,
             }),
             output: tokio::sync::Mutex::new(Some(write)),
+            tcp,
+            parked: Mutex::new(None),
             input_closed: AtomicBool::new(false),
             output_closed: AtomicBool::new(false),
             input_closing: watch::channel(false).0,
@@ -285,11 +391,64 @@ impl Connection {
         }
     }
 
+    /// Write `data` from a thread outside the runtime, waiting at most `timeout`. A plain
+    /// socket that takes the data at once is written on this thread; otherwise the rest is
+    /// written on `runtime`.
+    pub fn write_blocking(
+        &self,
+        runtime: &Handle,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), TcpipError> {
+        if let Some(tcp) = &self.tcp
+            && let Ok(g) = self.output.try_lock()
+        {
+            if g.is_none() {
+                return Err(TcpipError::StreamClosed {
+                    id: self.id.clone(),
+                    stream: "output",
+                });
+            }
+            let mut sent = 0;
+            while sent < data.len() {
+                match tcp.try_write(&data[sent..]) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(source) => {
+                        return Err(TcpipError::Io {
+                            id: self.id.clone(),
+                            source,
+                        });
+                    }
+                }
+            }
+            if sent == data.len() {
+                return Ok(());
+            }
+            // The peer reads slowly: the rest waits on the runtime, holding the stream so
+            // that no other record is written into the middle of this one.
+            return runtime.block_on(self.write_locked(Some(g), &data[sent..], timeout));
+        }
+        runtime.block_on(self.write(data, timeout))
+    }
+
     /// Write `data` to the output stream within `timeout`. A write that times out leaves the
     /// peer with part of a record, so the connection is closed.
     pub async fn write(&self, data: &[u8], timeout: Duration) -> Result<(), TcpipError> {
+        self.write_locked(None, data, timeout).await
+    }
+
+    async fn write_locked(
+        &self,
+        held: Option<tokio::sync::MutexGuard<'_, Option<Writer>>>,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), TcpipError> {
         let write = async {
-            let mut g = self.output.lock().await;
+            let mut g = match held {
+                Some(g) => g,
+                None => self.output.lock().await,
+            };
             let Some(w) = g.as_mut() else {
                 return Err(TcpipError::StreamClosed {
                     id: self.id.clone(),
@@ -316,6 +475,8 @@ impl Connection {
     pub fn close_input(&self) {
         self.input_closed.store(true, Ordering::Release);
         self.input_closing.send_replace(true);
+        // A parked turn goes back to the connection's task, which sees the stream closed.
+        drop(lock(&self.parked).take());
         self.forget_if_closed();
     }
 
@@ -352,6 +513,9 @@ impl Connection {
 pub enum Event {
     /// The connection was accepted.
     Open,
+    /// A plain server connection's socket became readable while it was parked: the flow
+    /// instance reads on from it ([`Connection::try_next_record`]).
+    Resume,
     /// A record, with its sequence number on the connection (from 1).
     Record(Bytes, u64),
     /// A record could not be read; the connection is closed after this.
@@ -365,7 +529,16 @@ pub struct Delivery {
     pub conn: Arc<Connection>,
     pub event: Event,
     /// Sent (or dropped) when the invocation ended; the connection's next record waits for it.
-    pub done: oneshot::Sender<()>,
+    pub done: oneshot::Sender<Handback>,
+}
+
+/// What the task of a connection does when a flow instance hands the connection back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handback {
+    /// Read the next record (with the read timeouts) and deliver it.
+    Read,
+    /// The connection's input ended, or a record failed: close the connection.
+    End,
 }
 
 /// The TCPIPServerInput node serving a port: how it reads and where records go.
@@ -559,7 +732,7 @@ pub(crate) fn unserve(sink: &watch::Sender<Option<Arc<InputSink>>>, owner: u64) 
     });
 }
 
-async fn deliver(sink: &InputSink, conn: &Arc<Connection>, event: Event) {
+async fn deliver(sink: &InputSink, conn: &Arc<Connection>, event: Event) -> Handback {
     let (done, ended) = oneshot::channel();
     let d = Delivery {
         conn: Arc::clone(conn),
@@ -567,8 +740,10 @@ async fn deliver(sink: &InputSink, conn: &Arc<Connection>, event: Event) {
         done,
     };
     if sink.tx.send(d).is_ok() {
-        let _ = ended.await;
+        // Dropped unanswered (the flow stopped): the connection is read as before.
+        return ended.await.unwrap_or(Handback::Read);
     }
+    Handback::Read
 }
 
 /// Read a connection's records for the input node serving its port, one at a time, until the
@@ -592,11 +767,17 @@ pub async fn read_connection(
         let Some(sink) = sink else { continue };
         if !opened {
             opened = true;
-            deliver(&sink, &conn, Event::Open).await;
+            if deliver(&sink, &conn, Event::Open).await == Handback::End {
+                break;
+            }
             continue;
         }
         match conn.read_record(&sink.framing, sink.timeouts, true).await {
-            Ok(Ok((rec, seq))) => deliver(&sink, &conn, Event::Record(rec, seq)).await,
+            Ok(Ok((rec, seq))) => {
+                if deliver(&sink, &conn, Event::Record(rec, seq)).await == Handback::End {
+                    break;
+                }
+            }
             Ok(Err(ReadEnd::Ended)) => break,
             Ok(Err(ReadEnd::Yielded)) => {
                 // A flow holds the connection: read again when it let go.

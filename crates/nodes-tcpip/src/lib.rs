@@ -12,6 +12,7 @@ pub mod server_input;
 pub mod server_output;
 pub mod server_receive;
 pub mod tls;
+mod turn;
 
 use bytes::Bytes;
 use sluice_node_api::{ExceptionKind, NodeError, NodeSpec};

@@ -5,6 +5,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::oneshot;
+
 use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, ExampleInput, ExampleOutcome, InputNode, InstanceRunner,
     Invocation, Message, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Services,
@@ -14,10 +16,13 @@ use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProp
 use sluice_nodes_core::terminals::{CATCH_DOC, FAILURE_DOC};
 
 use crate::TcpipError;
-use crate::connection::{Delivery, Event, InputSink, PortManager, ReadTimeouts, next_id};
+use crate::connection::{
+    Connection, Delivery, Event, Handback, InputSink, PortManager, ReadTimeouts, next_id,
+};
 use crate::framing::{Framing, RecordDetectionProps};
 use crate::local_env::{Details, write_details};
 use crate::tls::{ServerTls, ServerTlsProps};
+use crate::turn::{TryNext, Turn};
 
 terminals! {
     /// TCPIPServerInput's outputs.
@@ -96,6 +101,10 @@ pub fn listen_addr(
         }
     }
 }
+
+/// How many records of one connection a flow instance handles in a row before the
+/// connection goes to the back of the queue.
+const RECORDS_PER_TURN: usize = 32;
 
 /// Where an input node's connections come from.
 pub enum Source {
@@ -214,7 +223,68 @@ impl RecordInput {
 
     fn handle(&self, runner: &mut dyn InstanceRunner, d: Delivery) {
         let Delivery { conn, event, done } = d;
+        let read_on = conn.read_by_flows()
+            && matches!(event, Event::Open | Event::Record(..) | Event::Resume);
+        if !matches!(event, Event::Resume) {
+            self.process(runner, &conn, event);
+        }
+        if read_on {
+            self.read_on(runner, conn, done);
+        } else {
+            let _ = done.send(Handback::Read);
+        }
+    }
+
+    /// Go on reading a plain connection on this thread after one of its events, until it has
+    /// nothing more (then it is parked on its socket) or its task must take over.
+    fn read_on(
+        &self,
+        runner: &mut dyn InstanceRunner,
+        conn: Arc<Connection>,
+        mut done: oneshot::Sender<Handback>,
+    ) {
+        for _ in 0..RECORDS_PER_TURN {
+            let handback = match conn.try_next_record(&self.framing) {
+                TryNext::Record(rec, seq) => {
+                    self.process(runner, &conn, Event::Record(rec, seq));
+                    continue;
+                }
+                TryNext::Idle if self.timeouts.first_byte.is_none() => {
+                    match conn.park(Turn {
+                        tx: self.tx.clone(),
+                        done,
+                    }) {
+                        Ok(()) => return,
+                        Err(turn) => {
+                            done = turn.done;
+                            continue;
+                        }
+                    }
+                }
+                // An idle timeout runs on the task.
+                TryNext::Idle | TryNext::Wait => Handback::Read,
+                TryNext::Ended => Handback::End,
+                TryNext::Failed(e) => {
+                    self.process(runner, &conn, Event::Failed(e));
+                    Handback::End
+                }
+            };
+            let _ = done.send(handback);
+            return;
+        }
+        // A connection that keeps sending goes to the back of the queue, so that the other
+        // connections' records are not held up behind it.
+        let _ = self.tx.send(Delivery {
+            conn,
+            event: Event::Resume,
+            done,
+        });
+    }
+
+    /// Run the flow for one event of `conn`.
+    fn process(&self, runner: &mut dyn InstanceRunner, conn: &Arc<Connection>, event: Event) {
         let (terminal, details, body, failure) = match event {
+            Event::Resume => return,
             Event::Open => (ServerInputOutput::Open, (None, false), None, None),
             Event::Close => (ServerInputOutput::Close, (None, true), None, None),
             Event::Record(bytes, seq) => (
@@ -233,7 +303,6 @@ impl RecordInput {
             if let Some(error) = failure {
                 tracing::warn!(%error, flow = %self.flow, node = %self.label, connection = %conn.id, peer = %conn.peer, "Failed to read a TCP/IP record; the connection is closed.");
             }
-            let _ = done.send(());
             return;
         }
         if let Some(b) = &body {
@@ -245,7 +314,7 @@ impl RecordInput {
             &mut msg.local_environment,
             "Input",
             &Details {
-                conn: &conn,
+                conn,
                 sequence: details.0,
                 closed: details.1,
             },
@@ -299,7 +368,6 @@ impl RecordInput {
                 tracing::warn!(%error, flow = %self.flow, node = %self.label, connection = %conn.id, "Message processing failed.");
             }
         }
-        let _ = done.send(());
     }
 
     /// This node's own failure: to `failure` with the exception when wired, else the error.
@@ -363,7 +431,10 @@ impl InputNode for RecordInput {
 
     fn stopped(&self) {
         match self.held.lock().ok().and_then(|mut g| g.take()) {
-            Some(Held::Port(m)) => m.unserve(self.owner),
+            Some(Held::Port(m)) => {
+                m.unserve(self.owner);
+                m.connections.unpark_all();
+            }
             Some(Held::Pool(p)) => p.unserve(self.owner),
             None => {}
         }

@@ -139,16 +139,14 @@ impl ServerOutput {
     fn send(&self, id: Option<&str>, data: &[u8]) -> Result<String, TcpipError> {
         let conn = self.port.connection(id)?;
         let rt = self.port.get()?.runtime();
-        rt.block_on(async {
-            conn.write(data, self.write_timeout).await?;
-            match self.close {
-                CloseAfterSend::None => {}
-                CloseAfterSend::InputStream => conn.close_input(),
-                CloseAfterSend::OutputStream => conn.close_output().await,
-                CloseAfterSend::Connection => conn.close().await,
-            }
-            Ok(conn.id.clone())
-        })
+        conn.write_blocking(rt, data, self.write_timeout)?;
+        match self.close {
+            CloseAfterSend::None => {}
+            CloseAfterSend::InputStream => conn.close_input(),
+            CloseAfterSend::OutputStream => rt.block_on(conn.close_output()),
+            CloseAfterSend::Connection => rt.block_on(conn.close()),
+        }
+        Ok(conn.id.clone())
     }
 }
 

@@ -30,6 +30,56 @@ fn fixed_length_records_are_echoed_on_their_connection_when_two_clients_interlea
 }
 
 #[test]
+fn an_idle_connection_is_served_by_the_next_version_when_the_flow_is_redeployed() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let addr = common::free_addr();
+    let (_, old) = common::build(FIXED_ECHO, runtime.handle(), addr);
+    let (_, new) = common::build(FIXED_ECHO, runtime.handle(), addr);
+    let running = old.start();
+    let mut c = connect(addr);
+    c.write_all(&[1; 2048]).unwrap();
+    assert_eq!(read_n(&mut c, 2048), vec![1; 2048]);
+    // The connection now waits for its next record while the flow is replaced.
+    running.stop();
+    let running = new.start();
+    c.write_all(&[2; 2048]).unwrap();
+    assert_eq!(read_n(&mut c, 2048), vec![2; 2048]);
+    running.stop();
+}
+
+#[test]
+fn many_connections_sending_records_back_to_back_are_each_echoed_in_order() {
+    let r = start(FIXED_ECHO);
+    let clients: Vec<_> = (0..6u8)
+        .map(|n| {
+            let addr = r.addr;
+            std::thread::spawn(move || {
+                let mut c = connect(addr);
+                let mut all = Vec::new();
+                for i in 0..40u8 {
+                    all.extend(std::iter::repeat_n(
+                        n.wrapping_mul(50).wrapping_add(i),
+                        2048,
+                    ));
+                }
+                let sent = all.clone();
+                let mut w = c.try_clone().unwrap();
+                let writer = std::thread::spawn(move || w.write_all(&sent).unwrap());
+                assert_eq!(read_n(&mut c, all.len()), all, "connection {n}");
+                writer.join().unwrap();
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+}
+
+#[test]
 fn sample_flow_echoes_records_when_sent_in_one_write() {
     let src = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -36,26 +36,13 @@ pub fn free_addr() -> SocketAddr {
 
 /// Start the flow in `src` with the server's TCP/IP address on a free port.
 pub fn start(src: &str) -> Running {
-    let mut registry = Registry::new();
-    sluice_nodes_core::register(&mut |s| registry.register(s));
-    sluice_nodes_tcpip::register(&mut |s| registry.register(s));
-    Harness::register(&mut registry);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("a runtime");
     let addr = free_addr();
-    let services = Services {
-        runtime: Some(runtime.handle().clone()),
-        tcpip: Some(addr),
-        ..Services::none()
-    };
-    let def = load_flow("tcpip.yaml", src, &registry).unwrap_or_else(|d| panic!("{}", d[0]));
-    let harness = Harness::new();
-    let flow = harness
-        .build(&def, std::path::Path::new("."), &services)
-        .unwrap_or_else(|d| panic!("{}", d[0]));
+    let (harness, flow) = build(src, runtime.handle(), addr);
     let running = flow.start();
     Running {
         harness,
@@ -64,6 +51,29 @@ pub fn start(src: &str) -> Running {
         _flow: flow,
         _runtime: runtime,
     }
+}
+
+/// Build (not start) the flow in `src` with the server's TCP/IP address `addr`.
+pub fn build(
+    src: &str,
+    runtime: &tokio::runtime::Handle,
+    addr: SocketAddr,
+) -> (Arc<Harness>, Arc<Flow>) {
+    let mut registry = Registry::new();
+    sluice_nodes_core::register(&mut |s| registry.register(s));
+    sluice_nodes_tcpip::register(&mut |s| registry.register(s));
+    Harness::register(&mut registry);
+    let services = Services {
+        runtime: Some(runtime.clone()),
+        tcpip: Some(addr),
+        ..Services::none()
+    };
+    let def = load_flow("tcpip.yaml", src, &registry).unwrap_or_else(|d| panic!("{}", d[0]));
+    let harness = Harness::new();
+    let flow = harness
+        .build(&def, std::path::Path::new("."), &services)
+        .unwrap_or_else(|d| panic!("{}", d[0]));
+    (harness, flow)
 }
 
 pub fn connect(addr: SocketAddr) -> TcpStream {
