@@ -40,6 +40,14 @@ pub trait TransportFactory: Send + Sync {
     fn measured_server(&self) -> Option<MeasuredServer> {
         None
     }
+
+    /// How many records one round trip carries (a file of many records); rates and CPU per
+    /// message are then per record. Above one, a round trip counts when it completes in the
+    /// measured interval, wherever it started: such a trip is long beside the interval, and
+    /// counting only trips wholly inside it would leave out work whose CPU is counted.
+    fn records_per_round_trip(&self) -> u64 {
+        1
+    }
 }
 
 impl<F> TransportFactory for F
@@ -193,6 +201,7 @@ impl Driver {
         for index in 0..requesters {
             transports.push(factory.create(index)?);
         }
+        let per_trip = factory.records_per_round_trip().max(1);
         let phase = AtomicU8::new(WARMUP);
         let started = Instant::now();
         let outcome = thread::scope(|scope| {
@@ -205,7 +214,9 @@ impl Driver {
                     thread::Builder::new()
                         .name(format!("requester-{index}"))
                         .spawn_scoped(scope, move || {
-                            requester(index, transport, message, phase, config, started)
+                            requester(
+                                index, transport, message, phase, config, started, per_trip,
+                            )
                         })
                 })
                 .collect();
@@ -267,6 +278,7 @@ fn requester(
     phase: &AtomicU8,
     config: &DriverConfig,
     started: Instant,
+    per_trip: u64,
 ) -> Result<RunCounts, BenchError> {
     let mut counts = RunCounts::new()?;
     let interval = match config.pacing {
@@ -300,8 +312,9 @@ fn requester(
         let after = phase.load(Ordering::Acquire);
         match result {
             Ok(reply_len) => {
-                if before == MEASURE && after == MEASURE {
-                    counts.messages += 1;
+                let counted = after == MEASURE && (before == MEASURE || per_trip > 1);
+                if counted {
+                    counts.messages += per_trip;
                     counts.reply_bytes += reply_len as u64;
                     counts
                         .latency_us

@@ -147,3 +147,42 @@ fn config_rejects_zero_requesters_and_bad_rates() {
     assert!(quick(1, Pacing::Rate(f64::NAN), 1).validate().is_err());
     assert!(quick(1, Pacing::Unrated, 0).validate().is_err());
 }
+
+/// Each round trip stands for a file of `records` records that takes 200 ms.
+struct RecordFiles {
+    records: u64,
+}
+
+struct SlowFile;
+
+impl Transport for SlowFile {
+    fn round_trip(&mut self, msg: &[u8]) -> Result<usize, BenchError> {
+        thread::sleep(Duration::from_millis(200));
+        Ok(msg.len())
+    }
+}
+
+impl TransportFactory for RecordFiles {
+    fn create(&self, _: usize) -> Result<Box<dyn Transport>, BenchError> {
+        Ok(Box::new(SlowFile))
+    }
+
+    fn records_per_round_trip(&self) -> u64 {
+        self.records
+    }
+}
+
+#[test]
+fn run_counts_records_of_trips_completed_in_the_interval_when_a_trip_carries_many() {
+    let summary = driver(quick(1, Pacing::Unrated, 1))
+        .run(&RecordFiles { records: 1_000 }, b"x", |_, _| {})
+        .expect("run");
+    let run = summary.runs.first().expect("one run");
+    // Measured from 0.1 to 0.5 s: the trips ending at 0.2 and 0.4 s count, the first though it
+    // began in the warm-up; counting only trips wholly inside would have given one.
+    assert!(
+        run.messages >= 2_000 && run.messages % 1_000 == 0,
+        "{} records",
+        run.messages
+    );
+}

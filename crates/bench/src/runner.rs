@@ -406,10 +406,22 @@ fn factory_for(
             input,
             output,
         } => Ok(Box::new(MqttFactory::new(host, *port, input, output)?)),
-        TransportSpec::File { input, output } => Ok(Box::new(crate::files::FileFactory::new(
-            &endpoints.data_dir.join(input),
-            &endpoints.data_dir.join(output),
-        )?)),
+        TransportSpec::File {
+            input,
+            output,
+            records,
+        } => {
+            let (input, output) = (
+                endpoints.data_dir.join(input),
+                endpoints.data_dir.join(output),
+            );
+            Ok(Box::new(match records {
+                None => crate::files::FileFactory::new(&input, &output)?,
+                Some(n) => {
+                    crate::files::FileFactory::records(&input, &output, *n, case.size.bytes())?
+                }
+            }))
+        }
         #[cfg(feature = "kafka")]
         TransportSpec::Kafka {
             bootstrap,

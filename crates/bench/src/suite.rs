@@ -12,7 +12,8 @@
 //!   - name: xml-echo
 //!     transport: { http: { path: /samples/xml-echo } }   # or { qm: { in: Q, out: Q } }, { tcpip: { record_bytes: 2048 } } or { tcpip: { records: xml, port: 7804 } },
 //!                                                      # { mqtt: { in: TOPIC, out: TOPIC } },
-//!                                                      # { kafka: { in: TOPIC, out: TOPIC } } or floor
+//!                                                      # { kafka: { in: TOPIC, out: TOPIC } },
+//!                                                      # { file: { in: DIR, out: DIR, records: 10000 } } or floor
 //!     format: xml           # xml | json | soap | fixed | delimited
 //!     sizes: [2kB, 20kB, 200kB]
 //!     persistence: [NONE]   # NONE | FULL
@@ -218,7 +219,9 @@ pub enum TransportSpec {
     },
     /// Files through a FileInput → FileOutput flow: each requester writes its message as a
     /// file into `in` and waits for the file of the same name in `out` (both relative to the
-    /// server's data folder).
+    /// server's or peer's data folder). With `records: N`, each file holds N line-delimited
+    /// records of the test's size, the reply is the same name in `out` holding N lines, and
+    /// rates and CPU are per record.
     File {
         /// The flow's FileInput directory.
         #[serde(rename = "in")]
@@ -226,6 +229,9 @@ pub enum TransportSpec {
         /// The flow's FileOutput directory.
         #[serde(rename = "out")]
         output: String,
+        /// Records per file; absent, each file is one message.
+        #[serde(default)]
+        records: Option<usize>,
     },
     /// The floor echo server inside the harness (no Sluice server needed).
     Floor,
@@ -258,6 +264,7 @@ impl TransportSpec {
                 | TransportSpec::Tcpip { .. }
                 | TransportSpec::Mqtt { .. }
                 | TransportSpec::Kafka { .. }
+                | TransportSpec::File { .. }
         )
     }
 }
@@ -314,7 +321,16 @@ impl fmt::Display for TransportSpec {
                 input,
                 output,
             } => write!(f, "kafka {bootstrap} {input}->{output} (any reply)"),
-            TransportSpec::File { input, output } => write!(f, "files {input}->{output}"),
+            TransportSpec::File {
+                input,
+                output,
+                records: None,
+            } => write!(f, "files {input}->{output}"),
+            TransportSpec::File {
+                input,
+                output,
+                records: Some(n),
+            } => write!(f, "files {input}->{output}, {n} records a file"),
             TransportSpec::Floor => f.write_str("floor"),
         }
     }
@@ -475,10 +491,20 @@ impl Suite {
                 }
                 if !test.transport.reaches_peers() || test.instances.is_some() {
                     return Err(invalid(format!(
-                        "test `{t}`: peers answer the http, tcpip, mqtt and kafka transports \
-                         of a flow as deployed (no instances)"
+                        "test `{t}`: peers answer the http, tcpip, mqtt, kafka and file \
+                         transports of a flow as deployed (no instances)"
                     )));
                 }
+            }
+            if let TransportSpec::File {
+                records: Some(n), ..
+            } = test.transport
+                && (n == 0 || test.sizes.iter().any(|s| s.bytes() < 2))
+            {
+                return Err(invalid(format!(
+                    "test `{t}`: records must be at least 1, and each record 2 bytes or more \
+                     (its text and a line end)"
+                )));
             }
             if test.runs == Some(0)
                 || test.duration_secs.is_some_and(|d| !(d > 0.0 && seconds(d)))

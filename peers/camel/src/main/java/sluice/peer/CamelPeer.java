@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.util.Iterator;
+import java.util.Locale;
 import java.util.Map;
 import javax.xml.parsers.DocumentBuilder;
 import javax.xml.parsers.DocumentBuilderFactory;
@@ -15,6 +16,7 @@ import javax.xml.transform.Transformer;
 import javax.xml.transform.TransformerFactory;
 import javax.xml.transform.dom.DOMSource;
 import javax.xml.transform.stream.StreamResult;
+import org.apache.camel.Exchange;
 import org.apache.camel.builder.RouteBuilder;
 import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpServer;
 import org.apache.camel.component.platform.http.vertx.VertxPlatformHttpServerConfiguration;
@@ -25,8 +27,10 @@ import org.w3c.dom.Document;
 
 /**
  * The samples' HTTP flows as Camel routes, on the paths `sluice bench` calls, so that one suite
- * measures Sluice and Camel doing the same job. Usage: {@code CamelPeer PORT PROJECT_DIR}.
- * Prints "ready" once it listens, as the bench harness waits for.
+ * measures Sluice and Camel doing the same job. Usage: {@code CamelPeer PORT PROJECT_DIR [DATA_DIR]}.
+ * With a data folder it also runs the file records job of samples/flows/file-records.yaml in
+ * DATA_DIR/bench/records-in and records-out. Prints "ready" once it listens, as the bench
+ * harness waits for.
  */
 public final class CamelPeer extends RouteBuilder {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -48,9 +52,11 @@ public final class CamelPeer extends RouteBuilder {
     });
 
     private final String project;
+    private final String data;
 
-    private CamelPeer(String project) {
+    private CamelPeer(String project, String data) {
         this.project = project;
+        this.data = data;
     }
 
     @Override
@@ -84,6 +90,28 @@ public final class CamelPeer extends RouteBuilder {
         from("platform-http:/samples/xslt-transform?httpMethodRestrict=POST")
             .convertBodyTo(byte[].class)
             .to("xslt:file:" + project + "/xsl/transform.xsl?contentCache=true");
+        if (data != null) {
+            fileRecords();
+        }
+    }
+
+    /**
+     * Each line of each *.dat file in records-in numbered within its file and upper-cased, as
+     * the ESQL module FileRecord does, and appended to the file of the same name in records-out;
+     * the input file is deleted once every line is written. The bench writes each file under
+     * another name and renames it, so no read lock is needed; the 100 ms poll matches the
+     * Sluice flow's.
+     */
+    private void fileRecords() {
+        from("file:" + data + "/bench/records-in?include=.*\\.dat&delete=true&readLock=none&delay=100")
+            .split(body().tokenize("\n")).streaming()
+                .process(e -> {
+                    int record = e.getProperty(Exchange.SPLIT_INDEX, Integer.class) + 1;
+                    String line = e.getMessage().getBody(String.class);
+                    e.getMessage().setBody(record + ": " + line.toUpperCase(Locale.ROOT) + "\n");
+                })
+                .to("file:" + data + "/bench/records-out?fileExist=Append")
+            .end();
     }
 
     /** Walks down the last children to a leaf and sets it to "Changed", as JsonModify does. */
@@ -114,12 +142,12 @@ public final class CamelPeer extends RouteBuilder {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: CamelPeer PORT PROJECT_DIR");
+        if (args.length != 2 && args.length != 3) {
+            System.err.println("usage: CamelPeer PORT PROJECT_DIR [DATA_DIR]");
             System.exit(2);
         }
         Main main = new Main();
-        main.configure().addRoutesBuilder(new CamelPeer(args[1]));
+        main.configure().addRoutesBuilder(new CamelPeer(args[1], args.length == 3 ? args[2] : null));
         VertxPlatformHttpServerConfiguration http = new VertxPlatformHttpServerConfiguration();
         http.setBindHost("127.0.0.1");
         http.setBindPort(Integer.parseInt(args[0]));
