@@ -214,9 +214,7 @@ impl Driver {
                     thread::Builder::new()
                         .name(format!("requester-{index}"))
                         .spawn_scoped(scope, move || {
-                            requester(
-                                index, transport, message, phase, config, started, per_trip,
-                            )
+                            requester(index, transport, message, phase, config, started, per_trip)
                         })
                 })
                 .collect();

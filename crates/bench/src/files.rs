@@ -168,9 +168,8 @@ impl Transport for FileClient {
 /// look; removes it then and returns its length. Gives up when it stops growing for
 /// [`REPLY_TIMEOUT`].
 fn wait_for_lines(reply: &Path, lines: usize) -> Result<usize, BenchError> {
-    let failed = |what: &str, e: std::io::Error| {
-        BenchError::io(format!("{what} {}", reply.display()), e)
-    };
+    let failed =
+        |what: &str, e: std::io::Error| BenchError::io(format!("{what} {}", reply.display()), e);
     let mut file = None;
     let mut seen = 0usize;
     let mut length = 0usize;
@@ -203,7 +202,10 @@ fn wait_for_lines(reply: &Path, lines: usize) -> Result<usize, BenchError> {
         }
         if Instant::now() > deadline {
             return Err(BenchError::io(
-                format!("waiting for {lines} lines in {} (saw {seen})", reply.display()),
+                format!(
+                    "waiting for {lines} lines in {} (saw {seen})",
+                    reply.display()
+                ),
                 std::io::Error::from(std::io::ErrorKind::TimedOut),
             ));
         }
