@@ -308,4 +308,27 @@ mod tests {
         assert!(FileFactory::records(&d.join("in"), &d.join("out"), 0, 200).is_err());
         let _ = std::fs::remove_dir_all(&d);
     }
+
+    #[test]
+    fn file_peers_suite_reads_records_mode_and_refuses_zero_records() {
+        use crate::suite::{Suite, TransportSpec};
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/bench/file-peers.yaml");
+        let text = std::fs::read_to_string(&path).expect("samples/bench/file-peers.yaml");
+        let suite = Suite::parse(&text, &path).expect("valid suite");
+        assert_eq!(
+            suite.tests[0].transport,
+            TransportSpec::File {
+                input: "bench/records-in".into(),
+                output: "bench/records-out".into(),
+                records: Some(10_000),
+            }
+        );
+        let names: Vec<String> = suite.cases(None).into_iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            ["file-records", "file-records [camel]", "file-records [benthos]"]
+        );
+        let zero = "tests: [{name: a, transport: {file: {in: i, out: o, records: 0}}, sizes: [200]}]";
+        assert!(Suite::parse(zero, Path::new("zero.yaml")).is_err());
+    }
 }
