@@ -312,7 +312,8 @@ mod tests {
     #[test]
     fn file_peers_suite_reads_records_mode_and_refuses_zero_records() {
         use crate::suite::{Suite, TransportSpec};
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/bench/file-peers.yaml");
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/bench/file-peers.yaml");
         let text = std::fs::read_to_string(&path).expect("samples/bench/file-peers.yaml");
         let suite = Suite::parse(&text, &path).expect("valid suite");
         assert_eq!(
@@ -326,9 +327,14 @@ mod tests {
         let names: Vec<String> = suite.cases(None).into_iter().map(|c| c.name).collect();
         assert_eq!(
             names,
-            ["file-records", "file-records [camel]", "file-records [benthos]"]
+            [
+                "file-records",
+                "file-records [camel]",
+                "file-records [benthos]"
+            ]
         );
-        let zero = "tests: [{name: a, transport: {file: {in: i, out: o, records: 0}}, sizes: [200]}]";
+        let zero =
+            "tests: [{name: a, transport: {file: {in: i, out: o, records: 0}}, sizes: [200]}]";
         assert!(Suite::parse(zero, Path::new("zero.yaml")).is_err());
     }
 }
