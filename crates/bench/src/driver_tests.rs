@@ -181,7 +181,7 @@ fn run_counts_records_of_trips_completed_in_the_interval_when_a_trip_carries_man
     // Measured from 0.1 to 0.5 s: the trips ending at 0.2 and 0.4 s count, the first though it
     // began in the warm-up; counting only trips wholly inside would have given one.
     assert!(
-        run.messages >= 2_000 && run.messages % 1_000 == 0,
+        run.messages >= 2_000 && run.messages.is_multiple_of(1_000),
         "{} records",
         run.messages
     );
