@@ -145,13 +145,30 @@ pub(super) fn trim(spec: TrimSpec, singleton: Option<&Value>, source: &Value) ->
     Some(Ok(slice_value(s, trimmed)))
 }
 
+/// ASCII text upper- or lower-cased, through a small buffer so that a short result stays
+/// inline in the CharString as the char-at-a-time path leaves it.
+fn ascii_cased(s: &str, upper: bool) -> CharString {
+    let mut w = CharWriter::new();
+    let mut buf = [0u8; 64];
+    for chunk in s.as_bytes().chunks(buf.len()) {
+        let out = &mut buf[..chunk.len()];
+        out.copy_from_slice(chunk);
+        if upper {
+            out.make_ascii_uppercase();
+        } else {
+            out.make_ascii_lowercase();
+        }
+        // Cased ASCII is still ASCII, so UTF-8.
+        w.push_str(std::str::from_utf8(out).unwrap_or_default());
+    }
+    w.finish()
+}
+
 pub(super) fn upper(source: &Value) -> Answer {
     let s = character(source)?;
     // Most message text is ASCII: case it a byte at a time rather than a char at a time.
     if s.is_ascii() {
-        return Some(Ok(Value::Character(CharString::from(
-            s.as_str().to_ascii_uppercase(),
-        ))));
+        return Some(Ok(Value::Character(ascii_cased(s, true))));
     }
     let mut w = CharWriter::new();
     for c in s.chars() {
@@ -169,9 +186,7 @@ pub(super) fn lower(source: &Value) -> Answer {
         return None;
     }
     if s.is_ascii() {
-        return Some(Ok(Value::Character(CharString::from(
-            s.as_str().to_ascii_lowercase(),
-        ))));
+        return Some(Ok(Value::Character(ascii_cased(s, false))));
     }
     let mut w = CharWriter::new();
     for c in s.chars() {
@@ -299,6 +314,10 @@ mod tests {
         assert!(trim(TrimSpec::Both, Some(&c("ab")), &c("abab")).is_none());
         assert_eq!(run(upper(&c("straße"))), "STRASSE");
         assert_eq!(run(lower(&c("ÀB"))), "àb");
+        // ASCII text longer than the casing buffer, cut across its chunks.
+        let long = "Ab1-".repeat(40);
+        assert_eq!(run(upper(&c(&long))), long.to_ascii_uppercase());
+        assert_eq!(run(lower(&c(&long))), long.to_ascii_lowercase());
         assert!(lower(&c("ΟΔΟΣ")).is_none());
         assert_eq!(
             run(replace(&c("a-b-c"), &c("-"), Some(&c("+-")))),
