@@ -83,10 +83,17 @@ fn flow_for(server: &ServerEndpoints, case: &Case) -> Result<String, BenchError>
                     serde_json::Value::Number(num) => num.to_string() == want,
                     _ => v == want.as_str(),
                 };
-                // SOAPInput serves its path on the same HTTP listener as HTTPInput.
+                // SOAPInput serves its path on the same HTTP listener as HTTPInput, and a REST
+                // API's RESTInput every path under its base path.
                 let is_kind =
                     n["type"] == kind || (kind == "HTTPInput" && n["type"] == "SOAPInput");
-                is_kind && same
+                let api_serves = kind == "HTTPInput"
+                    && n["type"] == "RESTInput"
+                    && n["properties"]["base_path"].as_str().is_some_and(|base| {
+                        want.strip_prefix(base)
+                            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                    });
+                (is_kind && same) || api_serves
             })
         })
         .and_then(|f| f["name"].as_str().map(str::to_string))
