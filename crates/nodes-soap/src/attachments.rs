@@ -204,7 +204,8 @@ fn inline_xop(
                 .map(|v| String::from_utf8_lossy(v).into_owned())
                 .unwrap_or_default();
             let cid = href.strip_prefix("cid:").unwrap_or(&href);
-            let cid = percent_decode(cid);
+            // A `cid:` URL escapes its Content-ID (RFC 2392).
+            let cid = sluice_openapi::percent_decode(cid);
             let Some(at) = attachments.iter().position(|a| a.content_id == cid) else {
                 return Err(TreeError::Parse {
                     domain: "SOAP",
@@ -223,27 +224,6 @@ fn inline_xop(
         }
     }
     Ok(())
-}
-
-/// A `cid:` URL's Content-ID: `%XX` escapes undone (RFC 2392).
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && let Some(v) = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The attachments in the `Attachment` folder of the SOAP domain element `soap`.
@@ -415,11 +395,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("cid:gone"), "{e}");
-    }
-
-    #[test]
-    fn percent_decode_undoes_escapes_of_a_cid_url() {
-        assert_eq!(percent_decode("bin%40test%2x"), "bin@test%2x");
     }
 
     #[test]

@@ -5,26 +5,13 @@
 
 mod common;
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Server, samples_dir, tempdir::TempDir};
+use common::{Server, file_len as len, samples_dir, tempdir::TempDir, wait_for};
 
 const LINES: usize = 200_000;
 
 const COPY_FLOW: &str = "nodes:\n  in: { type: FileInput, directory: in, record_detection: delimited, polling_interval_ms: 50, wires: { out: [write], end_of_data: [write.finish_file] } }\n  write: { type: FileOutput, directory: out, file_name: out.txt, record_definition: delimited }\n";
-
-fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-fn len(p: &Path) -> u64 {
-    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
-}
 
 #[test]
 fn file_input_killed_mid_file_resumes_without_repeating_a_committed_record() {

@@ -16,26 +16,13 @@ mod common;
 #[path = "../../nodes-file/tests/sshd/mod.rs"]
 mod sshd;
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Server, tempdir::TempDir};
+use common::{Server, file_len as len, tempdir::TempDir, wait_for};
 use sshd::Sshd;
 
 /// Lines in the short form's file: enough for the kills to land mid-file.
 const DEFAULT_LINES: usize = 100_000;
-
-fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-fn len(p: &Path) -> u64 {
-    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
-}
 
 #[test]
 fn remote_file_input_killed_mid_file_resumes_without_repeating_a_committed_record() {

@@ -349,3 +349,17 @@ pub fn sale_list(n: usize) -> Vec<u8> {
     s.push_str("<Last>Test</Last></Parent>");
     s.into_bytes()
 }
+
+/// Wait until `done`, polling every few milliseconds; panics naming `what` after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A file's length; 0 when it does not exist (yet).
+pub fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
