@@ -209,20 +209,20 @@ impl Pool {
         }
     }
 
+    /// Take `unit`'s connection state out of the table, whichever thread it was opened on.
+    fn take_unit(&self, unit: UnitId) -> Option<UnitConn> {
+        let mut st = self.state.lock();
+        let thread = st
+            .units
+            .iter()
+            .find(|(_, u)| u.unit == unit)
+            .map(|(t, _)| *t)?;
+        st.units.remove(&thread)
+    }
+
     /// End `unit`: COMMIT or ROLLBACK on its connection if it ever ran a statement.
     pub(crate) fn end(&self, unit: UnitId, commit: bool) -> Result<(), DbError> {
-        let taken = {
-            let mut st = self.state.lock();
-            let Some(thread) = st
-                .units
-                .iter()
-                .find(|(_, u)| u.unit == unit)
-                .map(|(t, _)| *t)
-            else {
-                return Ok(());
-            };
-            st.units.remove(&thread)
-        };
+        let taken = self.take_unit(unit);
         let Some(UnitConn {
             conn: Some(mut conn),
             begun: true,
@@ -254,18 +254,7 @@ impl Pool {
     /// leaves nothing prepared: PostgreSQL rolls the transaction back.
     pub(crate) fn prepare(&self, unit: UnitId, xid: &str) -> Result<bool, DbError> {
         check_xid(xid)?;
-        let taken = {
-            let mut st = self.state.lock();
-            let Some(thread) = st
-                .units
-                .iter()
-                .find(|(_, u)| u.unit == unit)
-                .map(|(t, _)| *t)
-            else {
-                return Ok(false);
-            };
-            st.units.remove(&thread)
-        };
+        let taken = self.take_unit(unit);
         let Some(UnitConn {
             conn: Some(mut conn),
             begun: true,
