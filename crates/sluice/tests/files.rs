@@ -7,7 +7,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Server, file_len as len, samples_dir, tempdir::TempDir, wait_for};
+use common::{
+    Server, assert_each_line_once, file_len as len, samples_dir, tempdir::TempDir, wait_for,
+};
 
 const LINES: usize = 200_000;
 
@@ -50,18 +52,7 @@ fn file_input_killed_mid_file_resumes_without_repeating_a_committed_record() {
         done.exists()
     });
     let out = std::fs::read_to_string(&done).unwrap();
-    let lines: Vec<&str> = out.lines().collect();
-    let mut seen = vec![0u32; LINES];
-    for l in &lines {
-        let n: usize = l
-            .trim_start_matches("line ")
-            .parse()
-            .expect("a numbered line");
-        seen[n] += 1;
-    }
-    let missing = seen.iter().filter(|&&c| c == 0).count();
-    let repeated = seen.iter().filter(|&&c| c > 1).count();
-    assert_eq!((missing, repeated), (0, 0), "lines missing, lines repeated");
+    assert_each_line_once(&out, LINES);
     assert_eq!(out, input);
     wait_for("the archive", Duration::from_secs(10), || {
         data.path().join("in/mqsiarchive/input.txt").exists()

@@ -18,7 +18,7 @@ mod sshd;
 
 use std::time::Duration;
 
-use common::{Server, file_len as len, tempdir::TempDir, wait_for};
+use common::{Server, assert_each_line_once, file_len as len, tempdir::TempDir, wait_for};
 use sshd::Sshd;
 
 /// Lines in the short form's file: enough for the kills to land mid-file.
@@ -76,17 +76,7 @@ fn remote_file_input_killed_mid_file_resumes_without_repeating_a_committed_recor
         done.exists()
     });
     let out = std::fs::read_to_string(&done).unwrap();
-    let mut seen = vec![0u32; lines];
-    for l in out.lines() {
-        let n: usize = l
-            .trim_start_matches("line ")
-            .parse()
-            .expect("a numbered line");
-        seen[n] += 1;
-    }
-    let missing = seen.iter().filter(|&&c| c == 0).count();
-    let repeated = seen.iter().filter(|&&c| c > 1).count();
-    assert_eq!((missing, repeated), (0, 0), "lines missing, lines repeated");
+    assert_each_line_once(&out, lines);
     assert_eq!(out, input);
     wait_for("the remote archive", Duration::from_secs(10), || {
         s.files("in/mqsiarchive/input.txt").exists()

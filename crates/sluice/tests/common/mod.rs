@@ -363,3 +363,18 @@ pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
 pub fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
 }
+
+/// Every line `line NNNNNNNN` for 0..`lines` appears in `out` exactly once.
+pub fn assert_each_line_once(out: &str, lines: usize) {
+    let mut seen = vec![0u32; lines];
+    for l in out.lines() {
+        let n: usize = l
+            .trim_start_matches("line ")
+            .parse()
+            .expect("a numbered line");
+        seen[n] += 1;
+    }
+    let missing = seen.iter().filter(|&&c| c == 0).count();
+    let repeated = seen.iter().filter(|&&c| c > 1).count();
+    assert_eq!((missing, repeated), (0, 0), "lines missing, lines repeated");
+}
