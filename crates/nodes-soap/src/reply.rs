@@ -2,6 +2,7 @@
 //! envelope, adding the WS-Addressing reply headers, and sends the reply to the request's
 //! ReplyTo address when that is not anonymous.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -120,7 +121,7 @@ impl Node for SoapReply {
                 "there is no SOAP request to reply to (it was answered already, or no SOAPInput started this invocation)",
             ));
         };
-        let prepared = (|| -> Result<(Bytes, String, SoapVersion, bool), NodeError> {
+        let prepared = (|| -> Result<(Bytes, Cow<'static, str>, SoapVersion, bool), NodeError> {
             let soap_id = envelope::body_as_soap(msg, pending.version)?;
             let version = soap::version_of(&mut msg.root, soap_id)?;
             let is_fault = fault::read(&mut msg.root, soap_id)?.is_some();
@@ -138,13 +139,18 @@ impl Node for SoapReply {
             if attached.is_empty() {
                 return Ok((
                     Bytes::from(out),
-                    version.content_type().to_string(),
+                    Cow::Borrowed(version.content_type()),
                     version,
                     is_fault,
                 ));
             }
             let (content_type, body) = attachments::join(&out, version, &attached)?;
-            Ok((Bytes::from(body), content_type, version, is_fault))
+            Ok((
+                Bytes::from(body),
+                Cow::Owned(content_type),
+                version,
+                is_fault,
+            ))
         })();
         let (body, content_type, version, is_fault) = match prepared {
             Ok(x) => x,
@@ -168,13 +174,25 @@ impl Node for SoapReply {
         } else {
             HttpResponse {
                 status: if is_fault { 500 } else { 200 },
-                headers: vec![("Content-Type".into(), Bytes::from(content_type.clone()))],
+                headers: vec![(
+                    "Content-Type".into(),
+                    match &content_type {
+                        Cow::Borrowed(s) => Bytes::from_static(s.as_bytes()),
+                        Cow::Owned(s) => Bytes::from(s.clone()),
+                    },
+                )],
                 body: body.clone(),
             }
         };
         let sent = pending.sender.send(response).is_ok();
         if let Some(address) = async_to {
-            self.send_async(address, body, content_type, version, pending.reply_action)?;
+            self.send_async(
+                address,
+                body,
+                content_type.into_owned(),
+                version,
+                pending.reply_action,
+            )?;
         }
         if !sent && !self.ignore_failures {
             return Err(NodeError::new(
