@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, Ctx, ExceptionKind, InputNode, InstanceRunner,
@@ -119,8 +120,12 @@ sluice_node_api::terminals! {
 }
 
 sluice_node_api::properties! {
-    /// Inject takes no properties.
-    pub struct InjectProps {}
+    /// Inject's properties.
+    pub struct InjectProps {
+        /// Keep waiting for messages injected later, until the flow stops (for flows started
+        /// in the background); otherwise the node delivers what is queued when it starts.
+        until_stopped: bool = "false",
+    }
 }
 
 sluice_node_api::properties! {
@@ -149,6 +154,7 @@ impl BuildNode for InjectProps {
         Ok(NodeImpl::Input(Arc::new(Inject {
             harness: Harness::current("Inject")?,
             claimed: AtomicBool::new(false),
+            until_stopped: self.until_stopped,
         })))
     }
 }
@@ -157,6 +163,7 @@ struct Inject {
     harness: Arc<Harness>,
     /// Only one instance delivers, so that messages are processed in the order queued.
     claimed: AtomicBool,
+    until_stopped: bool,
 }
 
 impl InputNode for Inject {
@@ -166,6 +173,9 @@ impl InputNode for Inject {
         }
         loop {
             let Some(mut msg) = lock(&self.harness.pending).pop_front() else {
+                if self.until_stopped && !runner.stop().sleep(Duration::from_millis(10)) {
+                    continue;
+                }
                 break;
             };
             let mut inv = Invocation::new();
