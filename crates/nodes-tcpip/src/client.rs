@@ -1,26 +1,24 @@
 //! TCPIPClientInput, TCPIPClientOutput and TCPIPClientReceive: the client side, on the
 //! connection pool of the remote `host:port` their connection details name.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use sluice_node_api::{
-    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, Message, Node,
-    NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal, Terminals, properties,
-};
-use sluice_nodes_core::domains::{
-    BodyParsing, BodyParsingProps, MessageModelProps, serialize_body,
+    BuildContext, BuildNode, ConfigError, Ctx, ExampleInput, ExampleOutcome, ExceptionKind,
+    Message, Node, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs, Terminal,
+    Terminals, properties,
 };
 use sluice_nodes_core::terminals::{FailureOut, In};
 
 use crate::TcpipError;
 use crate::client_pool::{ClientPool, Lease, PoolLimits, parse_details};
 use crate::connection::Connection;
-use crate::framing::{Framing, OutputFraming, OutputRecordProps, RecordDetectionProps};
-use crate::local_env::{read_text, write_written};
-use crate::server_input::{RecordInput, ServerInputOutput, Source, read_timeouts};
-use crate::server_output::CloseAfterSend;
-use crate::server_receive::{Receiver, ServerReceiveOutput};
+use crate::local_env::read_text;
+use crate::server_input::{InputReadProps, RecordInput, ServerInputOutput, Source};
+use crate::server_output::{OutputInput, SendProps, Sender};
+use crate::server_receive::{ReceiveProps, Receiver, ServerReceiveOutput};
 use crate::tls::{ClientTlsFiles, ClientTlsProps};
 
 properties! {
@@ -52,6 +50,8 @@ pub struct LazyPool {
     tls: Option<ClientTlsFiles>,
     runtime: Option<tokio::runtime::Handle>,
     pool: OnceLock<Arc<ClientPool>>,
+    /// Pools of the servers LocalEnvironment named instead, kept for the next message.
+    overrides: Mutex<HashMap<(String, u16), Arc<ClientPool>>>,
 }
 
 impl LazyPool {
@@ -81,6 +81,7 @@ impl LazyPool {
             },
             runtime: b.services.runtime.clone(),
             pool: OnceLock::new(),
+            overrides: Mutex::default(),
         })
     }
 
@@ -94,32 +95,71 @@ impl LazyPool {
         Ok(self.pool.get_or_init(|| p))
     }
 
-    /// The connection `LocalEnvironment.Destination.TCPIP.<section>.Id` names, else the one
-    /// the invocation holds from this pool (leased now when it holds none).
+    /// The pool of the server `LocalEnvironment.Destination.TCPIP.<section>.Hostname` and
+    /// `Port` name (either defaults to the node's own), else the node's own pool.
+    fn pool_for(&self, msg: &mut Message, section: &str) -> Result<Arc<ClientPool>, NodeError> {
+        let le = &mut msg.local_environment;
+        let host = read_text(le, &["Destination", "TCPIP", section, "Hostname"])?;
+        let port = read_text(le, &["Destination", "TCPIP", section, "Port"])?;
+        if host.is_none() && port.is_none() {
+            return Ok(Arc::clone(self.get()?));
+        }
+        let port = match port {
+            None => self.port,
+            Some(p) => p.parse().ok().filter(|p| *p != 0).ok_or_else(|| {
+                NodeError::new(
+                    ExceptionKind::Recoverable,
+                    3162,
+                    format!(
+                        "LocalEnvironment.Destination.TCPIP.{section}.Port `{p}` is not a TCP port"
+                    ),
+                )
+            })?,
+        };
+        let host = host.unwrap_or_else(|| self.host.clone());
+        let mut overrides = self.overrides.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = overrides.get(&(host.clone(), port)) {
+            return Ok(Arc::clone(p));
+        }
+        let rt = self.runtime.as_ref().ok_or(TcpipError::NoRuntime)?;
+        let tls = self.tls.as_ref().map(ClientTlsFiles::load).transpose()?;
+        let p = ClientPool::acquire(&host, port, self.limits, tls, rt);
+        overrides.insert((host, port), Arc::clone(&p));
+        Ok(p)
+    }
+
+    /// The connection `LocalEnvironment.Destination.TCPIP.<section>.Id` names, else one whose
+    /// stream this flow thread reserved, else the one the invocation holds from the pool
+    /// (leased now when it holds none).
     fn connection(
         &self,
         ctx: &mut Ctx<'_>,
         msg: &mut Message,
         section: &str,
-    ) -> Result<Arc<Connection>, NodeError> {
-        let pool = self.get()?;
+    ) -> Result<(Arc<ClientPool>, Arc<Connection>), NodeError> {
+        let pool = self.pool_for(msg, section)?;
         if let Some(id) = read_text(
             &mut msg.local_environment,
             &["Destination", "TCPIP", section, "Id"],
         )? {
-            return pool.connections.get(&id).ok_or_else(|| {
-                TcpipError::NoConnection {
+            let c = pool
+                .connections
+                .get(&id)
+                .ok_or_else(|| TcpipError::NoConnection {
                     id,
                     port: pool.port,
-                }
-                .into()
-            });
+                })?;
+            return Ok((pool, c));
+        }
+        if let Some(c) = pool.connections.held_by_me() {
+            return Ok((pool, c));
         }
         let lease = ctx
             .inv
             .unit_of_work
-            .get_or_join(&pool.key(), || Lease::take(pool))?;
-        Ok(Arc::clone(&lease.conn))
+            .get_or_join(&pool.key(), || Lease::take(&pool))?;
+        let c = Arc::clone(&lease.conn);
+        Ok((pool, c))
     }
 }
 
@@ -154,30 +194,20 @@ properties! {
     /// TCPIPClientInput's properties.
     pub struct ClientInputProps {
         ..connection: ClientConnectionProps,
-        ..detection: RecordDetectionProps,
-        /// How long the rest of a record may take after its first byte; exceeded, the bytes
-        /// that came go to `failure` and the connection is closed.
-        read_timeout_secs: u64 = "60",
-        /// A connection on which no record starts for this long is closed (the pool opens
-        /// another to keep `min_connections`); 0 keeps idle connections open.
-        idle_timeout_secs: u64 = "0",
-        ..parsing: BodyParsingProps,
-        ..model: MessageModelProps,
+        ..read: InputReadProps,
     }
 }
 
 impl BuildNode for ClientInputProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         let pool = LazyPool::from_props(&self.connection, b)?;
-        let parsing = BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?;
         Ok(NodeImpl::Input(Arc::new(RecordInput::new(
             "TCPIPClientInput",
             b,
             Source::Pool(pool),
-            Framing::from_props(&self.detection, &parsing)?,
-            read_timeouts(self.read_timeout_secs, self.idle_timeout_secs),
-            parsing,
-        ))))
+            &self.read,
+            None,
+        )?)))
     }
 }
 
@@ -186,8 +216,8 @@ pub static TCPIP_CLIENT_OUTPUT: NodeSpec = NodeSpec {
     summary: "Sends the message body, framed per `output_record`, to a remote server on a connection of \
               the pool of `connection_details`: the one `LocalEnvironment.Destination.TCPIP.Output.Id` \
               names, else one the invocation holds until it ends (so a TCPIPClientReceive after it reads \
-              the reply on the same connection).",
-    inputs: In::SPECS,
+              the reply on the same connection); its `close` terminal closes that connection instead.",
+    inputs: OutputInput::SPECS,
     outputs: FailureOut::SPECS,
     dynamic_outputs: false,
     dynamic_inputs: false,
@@ -207,13 +237,7 @@ properties! {
     /// TCPIPClientOutput's properties.
     pub struct ClientOutputProps {
         ..connection: ClientConnectionProps,
-        ..record: OutputRecordProps,
-        /// How long sending a record may take; exceeded, the node raises and the connection
-        /// is closed.
-        write_timeout_secs: u64 = "60",
-        /// What to close after the record was sent: `none`, `input_stream`, `output_stream`
-        /// or `connection`.
-        close_after_send: CloseAfterSend = "none",
+        ..send: SendProps,
     }
 }
 
@@ -221,42 +245,26 @@ impl BuildNode for ClientOutputProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         Ok(NodeImpl::Process(Arc::new(ClientOutput {
             pool: LazyPool::from_props(&self.connection, b)?,
-            framing: OutputFraming::from_props(&self.record)?,
-            write_timeout: Duration::from_secs(self.write_timeout_secs),
-            close: self.close_after_send,
+            sender: Sender::from_props(&self.send)?,
         })))
     }
 }
 
 struct ClientOutput {
     pool: LazyPool,
-    framing: OutputFraming,
-    write_timeout: Duration,
-    close: CloseAfterSend,
+    sender: Sender,
 }
 
 impl Node for ClientOutput {
-    fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let (body, _) = serialize_body(msg)?;
-        let data = self.framing.frame(body)?;
-        let conn = self.pool.connection(ctx, msg, "Output")?;
-        let rt = self.pool.get()?.runtime();
-        rt.block_on(async {
-            conn.write(&data, self.write_timeout).await?;
-            match self.close {
-                CloseAfterSend::None => {}
-                CloseAfterSend::InputStream => conn.close_input(),
-                CloseAfterSend::OutputStream => conn.close_output().await,
-                CloseAfterSend::Connection => conn.close().await,
-            }
-            Ok::<_, TcpipError>(())
-        })?;
-        if !ctx.is_wired(FailureOut::Out) {
-            return Ok(());
-        }
-        let mut out = msg.clone();
-        write_written(&mut out.local_environment, &conn.id)?;
-        ctx.propagate(FailureOut::Out, &mut out)
+    fn evaluate(
+        &self,
+        ctx: &mut Ctx<'_>,
+        input: Terminal,
+        msg: &mut Message,
+    ) -> Result<(), NodeError> {
+        let (pool, conn) = self.pool.connection(ctx, msg, "Output")?;
+        self.sender
+            .evaluate(ctx, input, msg, &[conn], pool.runtime())
     }
 }
 
@@ -286,12 +294,7 @@ properties! {
     /// TCPIPClientReceive's properties.
     pub struct ClientReceiveProps {
         ..connection: ClientConnectionProps,
-        ..detection: RecordDetectionProps,
-        /// How long to wait for a whole record: with nothing received, the input message goes
-        /// to `timeout`; with part of a record received, the node raises and the connection
-        /// is closed.
-        read_timeout_secs: u64 = "60",
-        ..parsing: BodyParsingProps,
+        ..receive: ReceiveProps,
     }
 }
 
@@ -299,7 +302,7 @@ impl BuildNode for ClientReceiveProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
         Ok(NodeImpl::Process(Arc::new(ClientReceive {
             pool: LazyPool::from_props(&self.connection, b)?,
-            receiver: Receiver::from_props(&self.detection, self.read_timeout_secs, &self.parsing)?,
+            receiver: Receiver::from_props(&self.receive)?,
         })))
     }
 }
@@ -311,8 +314,7 @@ struct ClientReceive {
 
 impl Node for ClientReceive {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let conn = self.pool.connection(ctx, msg, "Receive")?;
-        let rt = self.pool.get()?.runtime();
-        self.receiver.receive(ctx, msg, &conn, rt)
+        let (pool, conn) = self.pool.connection(ctx, msg, "Receive")?;
+        self.receiver.receive(ctx, msg, &conn, pool.runtime())
     }
 }

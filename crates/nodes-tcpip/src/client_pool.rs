@@ -188,16 +188,17 @@ impl ClientPool {
         let deadline = Instant::now() + self.limits.connect_timeout;
         let mut free = lock(&self.free);
         loop {
-            while let Some(c) = free.pop() {
-                if !c.is_closed() {
-                    c.reserve(true);
-                    return Ok(c);
-                }
+            free.retain(|c| !c.is_closed());
+            // A connection whose stream another flow thread reserved is that thread's.
+            if let Some(i) = free.iter().rposition(|c| !c.reserved_by_other()) {
+                let c = free.remove(i);
+                c.lease(true);
+                return Ok(c);
             }
             if self.connections.len() < self.limits.max.max(1) {
                 drop(free);
                 let c = self.runtime.block_on(self.connect())?;
-                c.reserve(true);
+                c.lease(true);
                 return Ok(c);
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -217,7 +218,7 @@ impl ClientPool {
 
     /// Give a leased connection back.
     pub fn release(&self, c: Arc<Connection>) {
-        c.reserve(false);
+        c.lease(false);
         if !c.is_closed() {
             lock(&self.free).push(c);
         }

@@ -1,11 +1,8 @@
-//! The connection manager of a server port: its listener, its open connections (each with an
-//! Id, an input stream and an output stream), and the reading of records for the
-//! TCPIPServerInput node that serves the port.
-//!
-//! One manager exists per listening address while any node holds it: a TCPIPServerInput from
-//! `start` to `stopped`, output and receive nodes from their first use for as long as they
-//! live. Nodes of every flow that name the same port share it, and so share its connections:
-//! a record read by one flow's input node can be answered by another flow's output node.
+//! Open connections (each with an Id, an input stream and an output stream), the sets of them
+//! that a server port ([`crate::port`]) or a client pool keeps, and the reading of records for
+//! the input node that serves a port or pool. Nodes of every flow that name the same port share
+//! its connections: a record read by one flow's input node can be answered by another flow's
+//! output node.
 //!
 //! Reading runs on the server's async runtime, one task per connection. The task reads one
 //! record, hands it to the input node's flow instances and waits until that invocation ended
@@ -25,7 +22,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
@@ -144,9 +141,16 @@ pub struct Connection {
     /// Becomes true when the input stream closes (by a node or the connection's end), to
     /// wake a read in progress.
     input_closing: watch::Sender<bool>,
-    /// True while a flow holds the connection (a client lease): the reading task for an input
-    /// node leaves it alone meanwhile.
+    /// True while a flow holds the connection (a client lease) or a flow thread holds its
+    /// input stream: the reading task for an input node leaves it alone meanwhile.
     reserved: watch::Sender<bool>,
+    /// Leased by a flow from its client pool.
+    leased: AtomicBool,
+    /// The flow threads that reserved its streams.
+    pub(crate) holders: crate::streams::Holders,
+    /// The product's Reply ID: a value a flow stored on the connection, reported in the
+    /// connection details of what is read from it afterwards.
+    pub(crate) reply_id: Mutex<Option<String>>,
     set: Weak<ConnectionSet>,
 }
 
@@ -169,13 +173,46 @@ impl ConnectionSet {
         lock(&self.map).get(id).cloned()
     }
 
-    /// The oldest connection whose output is open (Ids grow).
+    /// The connection whose output stream this flow thread reserved, else the oldest whose
+    /// output is open and reserved by no other thread (Ids grow).
     pub fn any(&self) -> Option<Arc<Connection>> {
-        lock(&self.map)
+        let map = lock(&self.map);
+        let open = map
             .values()
-            .filter(|c| !c.output_closed.load(Ordering::Acquire))
+            .filter(|c| !c.output_closed.load(Ordering::Acquire));
+        if let Some(mine) = open
+            .clone()
+            .find(|c| c.holders.held_by_me(crate::streams::Stream::Output))
+        {
+            return Some(Arc::clone(mine));
+        }
+        open.filter(|c| !c.holders.held_by_other(crate::streams::Stream::Output))
             .min_by_key(|c| (c.id.len(), c.id.clone()))
             .cloned()
+    }
+
+    /// A connection one of whose streams this flow thread reserved.
+    pub fn held_by_me(&self) -> Option<Arc<Connection>> {
+        use crate::streams::Stream;
+        lock(&self.map)
+            .values()
+            .find(|c| c.holders.held_by_me(Stream::Output) || c.holders.held_by_me(Stream::Input))
+            .cloned()
+    }
+
+    /// Every connection whose output is open and reserved by no other flow thread, oldest
+    /// first (a broadcast's destinations).
+    pub fn all_writable(&self) -> Vec<Arc<Connection>> {
+        let mut v: Vec<_> = lock(&self.map)
+            .values()
+            .filter(|c| {
+                !c.output_closed.load(Ordering::Acquire)
+                    && !c.holders.held_by_other(crate::streams::Stream::Output)
+            })
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| (a.id.len(), &a.id).cmp(&(b.id.len(), &b.id)));
+        v
     }
 
     pub fn len(&self) -> usize {
@@ -295,16 +332,42 @@ impl Connection {
             output_closed: AtomicBool::new(false),
             input_closing: watch::channel(false).0,
             reserved: watch::channel(false).0,
+            leased: AtomicBool::new(false),
+            holders: crate::streams::Holders::default(),
+            reply_id: Mutex::new(None),
             set: Arc::downgrade(set),
         });
         lock(&set.map).insert(conn.id.clone(), Arc::clone(&conn));
         conn
     }
 
-    /// Reserve the connection for a flow (or let it go): an input node's reading stops
+    /// Lease the connection to a flow (or let it go): an input node's reading stops
     /// meanwhile.
-    pub fn reserve(&self, on: bool) {
-        self.reserved.send_replace(on);
+    pub fn lease(&self, on: bool) {
+        self.leased.store(on, Ordering::Release);
+        self.refresh_reserved();
+    }
+
+    /// Tell an input node's reading whether a flow holds the connection's input now.
+    pub(crate) fn refresh_reserved(&self) {
+        let on = self.leased.load(Ordering::Acquire) || self.holders.input_held();
+        self.reserved
+            .send_if_modified(|r| std::mem::replace(r, on) != on);
+    }
+
+    /// Store the product's Reply ID on the connection: the connection details of what is read
+    /// from it afterwards carry it.
+    pub fn set_reply_id(&self, id: Option<String>) {
+        *lock(&self.reply_id) = id;
+    }
+
+    pub fn reply_id(&self) -> Option<String> {
+        lock(&self.reply_id).clone()
+    }
+
+    /// Whether a flow holds the connection's input (a lease, a reserved input stream).
+    pub(crate) fn is_reserved(&self) -> bool {
+        *self.reserved.borrow()
     }
 
     /// Read the next record with `framing`. `Ok(Err(_))`: no record, and why. Only one reader
@@ -549,21 +612,10 @@ pub struct InputSink {
     pub tls: Option<tokio_rustls::TlsAcceptor>,
     pub framing: Framing,
     pub timeouts: ReadTimeouts,
+    /// Connections a server port keeps at most.
+    pub max_connections: Option<usize>,
     pub tx: crossbeam_channel::Sender<Delivery>,
 }
-
-/// The connections of one listening address.
-pub struct PortManager {
-    pub addr: SocketAddr,
-    runtime: Handle,
-    pub connections: Arc<ConnectionSet>,
-    sink: watch::Sender<Option<Arc<InputSink>>>,
-    accept: Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-/// The managers by address; weak, so that a port is closed when its last node lets go.
-static PORTS: LazyLock<Mutex<HashMap<SocketAddr, Weak<PortManager>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -574,150 +626,6 @@ pub fn next_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
-
-impl PortManager {
-    /// The manager of `addr`, listening from now on (opened when no node holds one).
-    pub fn acquire(addr: SocketAddr, runtime: &Handle) -> Result<Arc<PortManager>, TcpipError> {
-        let mut ports = lock(&PORTS);
-        if let Some(m) = ports.get(&addr).and_then(Weak::upgrade) {
-            return Ok(m);
-        }
-        let listener = {
-            let _in_runtime = runtime.enter();
-            bind_retrying(addr).map_err(|source| TcpipError::Bind { addr, source })?
-        };
-        let (sink, _) = watch::channel(None);
-        let m = Arc::new(PortManager {
-            addr,
-            runtime: runtime.clone(),
-            connections: Arc::default(),
-            sink,
-            accept: Mutex::new(None),
-        });
-        let task = runtime.spawn(accept_loop(listener, Arc::downgrade(&m)));
-        *lock(&m.accept) = Some(task);
-        ports.insert(addr, Arc::downgrade(&m));
-        Ok(m)
-    }
-
-    pub fn runtime(&self) -> &Handle {
-        &self.runtime
-    }
-
-    /// Send records to `sink` from now on (replacing the node that served the port before,
-    /// as a redeployed flow replaces its old version).
-    pub fn serve(&self, sink: Arc<InputSink>) {
-        self.sink.send_replace(Some(sink));
-    }
-
-    /// Stop sending records to the node `owner`, if it is the one served.
-    pub fn unserve(&self, owner: u64) {
-        unserve(&self.sink, owner);
-    }
-}
-
-impl Drop for PortManager {
-    fn drop(&mut self) {
-        if let Some(t) = lock(&self.accept).take() {
-            t.abort();
-        }
-        self.connections.close_all(&self.runtime);
-        let mut ports = lock(&PORTS);
-        if ports.get(&self.addr).is_some_and(|w| w.strong_count() == 0) {
-            ports.remove(&self.addr);
-        }
-    }
-}
-
-/// Bind, waiting a little while the port is still held: a manager just dropped (a flow
-/// stopped before its next version starts) closes its listener on the runtime, a moment later.
-fn bind_retrying(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
-    let mut tries = 0;
-    loop {
-        match bind(addr) {
-            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < 10 => {
-                tries += 1;
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            r => return r,
-        }
-    }
-}
-
-fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
-    let socket = if addr.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    // Connections this server closed linger in TIME_WAIT; a restarted listener must not wait
-    // for them.
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(1024)
-}
-
-async fn accept_loop(listener: tokio::net::TcpListener, manager: Weak<PortManager>) {
-    loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(a) => a,
-            Err(error) => {
-                // Out of descriptors, usually: wait rather than spin.
-                tracing::warn!(%error, "Failed to accept a TCP/IP connection.");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        let Some(m) = manager.upgrade() else { return };
-        let tls = m.sink.borrow().as_ref().and_then(|s| s.tls.clone());
-        let sinks = m.sink.subscribe();
-        let (port, set) = (m.addr.port(), Arc::clone(&m.connections));
-        drop(m);
-        let Some(acceptor) = tls else {
-            match Connection::open(stream, "TCPIPServer", peer.ip().to_string(), port, &set) {
-                Ok(conn) => {
-                    tokio::spawn(read_connection(conn, sinks));
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "Failed to set up an accepted TCP/IP connection.");
-                }
-            }
-            continue;
-        };
-        // The handshake runs on the connection's own task, so that a slow or silent client
-        // does not hold up accepting the next.
-        tokio::spawn(async move {
-            let _ = stream.set_nodelay(true);
-            let session =
-                tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await;
-            let session = match session {
-                Ok(Ok(s)) => s,
-                Ok(Err(error)) => {
-                    tracing::warn!(%error, %peer, port, "A TLS handshake on a TCP/IP port failed; the connection is closed.");
-                    return;
-                }
-                Err(_) => {
-                    tracing::warn!(%peer, port, "A TLS handshake on a TCP/IP port did not finish in time; the connection is closed.");
-                    return;
-                }
-            };
-            let (read, write) = tokio::io::split(session);
-            let conn = Connection::open_halves(
-                Box::new(read),
-                Box::new(write),
-                peer,
-                "TCPIPServer",
-                peer.ip().to_string(),
-                port,
-                &set,
-            );
-            read_connection(conn, sinks).await;
-        });
-    }
-}
-
-/// How long a client may take over its side of a TLS handshake.
-const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Hand `event` to the input node and wait until its invocation ended.
 /// Clear `sink` if it serves the input node `owner` (a newer node may have taken it over).

@@ -8,9 +8,11 @@ pub mod client_pool;
 pub mod connection;
 pub mod framing;
 mod local_env;
+pub mod port;
 pub mod server_input;
 pub mod server_output;
 pub mod server_receive;
+pub mod streams;
 pub mod tls;
 mod turn;
 
@@ -108,6 +110,16 @@ pub enum TcpipError {
     /// The connection named is not open (never was, or closed).
     #[error("connection '{id}' is not open on port {port}")]
     NoConnection { id: String, port: u16 },
+    /// Another flow thread kept the connection's stream reserved for longer than the node
+    /// waits.
+    #[error(
+        "the {stream} stream of connection '{id}' stayed reserved by another flow for {secs} s"
+    )]
+    StreamReserved {
+        id: String,
+        stream: &'static str,
+        secs: u64,
+    },
     /// The connection's input or output stream was closed.
     #[error("the {stream} stream of connection '{id}' is closed")]
     StreamClosed { id: String, stream: &'static str },

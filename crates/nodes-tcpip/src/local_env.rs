@@ -71,6 +71,9 @@ pub fn write_details(le: &mut Tree, section: &'static str, d: &Details) -> Resul
         field(le, cd, "SequenceNumber", Value::Integer(n as i64))?;
     }
     text(le, cd, "Id", &d.conn.id)?;
+    if let Some(r) = d.conn.reply_id() {
+        text(le, cd, "ReplyId", &r)?;
+    }
     Ok(())
 }
 

@@ -16,11 +16,11 @@ use sluice_nodes_core::domains::{BodyParsing, BodyParsingProps, MessageModelProp
 use sluice_nodes_core::terminals::{CATCH_DOC, FAILURE_DOC};
 
 use crate::TcpipError;
-use crate::connection::{
-    Connection, Delivery, Event, Handback, InputSink, PortManager, ReadTimeouts, next_id,
-};
+use crate::connection::{Connection, Delivery, Event, Handback, InputSink, ReadTimeouts, next_id};
 use crate::framing::{Framing, RecordDetectionProps};
 use crate::local_env::{Details, write_details};
+use crate::port::PortManager;
+use crate::server_receive::CloseAfterRecord;
 use crate::tls::{ServerTls, ServerTlsProps};
 use crate::turn::{TryNext, Turn};
 
@@ -62,22 +62,35 @@ pub static TCPIP_SERVER_INPUT: NodeSpec = NodeSpec {
 };
 
 properties! {
-    /// TCPIPServerInput's properties.
-    pub struct ServerInputProps {
-        /// A port of the node's own; without it the node uses the server's TCP/IP port
-        /// (`--tcpip-port`, default 7803), shared with the other server nodes that name none.
-        port: Option<u32>,
+    /// How an input node reads records and what it does to their connection.
+    pub struct InputReadProps {
         ..detection: RecordDetectionProps,
         /// How long the rest of a record may take after its first byte (the product's Timeout
         /// waiting for a data record); exceeded, the bytes that came go to `failure` and the
         /// connection is closed.
         read_timeout_secs: u64 = "60",
-        /// A connection on which no record starts for this long is closed; 0 keeps idle
-        /// connections open.
+        /// A connection on which no record starts for this long is closed (a client pool then
+        /// opens another to keep `min_connections`); 0 keeps idle connections open.
         idle_timeout_secs: u64 = "0",
-        ..tls: ServerTlsProps,
+        /// What to close once a record was read: `none`, `input_stream` (at once) or
+        /// `connection` (when the flow has finished with the record).
+        close_after_record: CloseAfterRecord = "none",
         ..parsing: BodyParsingProps,
         ..model: MessageModelProps,
+    }
+}
+
+properties! {
+    /// TCPIPServerInput's properties.
+    pub struct ServerInputProps {
+        /// A port of the node's own; without it the node uses the server's TCP/IP port
+        /// (`--tcpip-port`, default 7803), shared with the other server nodes that name none.
+        port: Option<u32>,
+        /// Connections the port keeps open at most (the product's MaximumConnections); a
+        /// client connecting beyond it is closed at once, and logged.
+        max_connections: u32 = "100",
+        ..read: InputReadProps,
+        ..tls: ServerTlsProps,
     }
 }
 
@@ -134,6 +147,9 @@ pub struct RecordInput {
     pub framing: Framing,
     pub timeouts: ReadTimeouts,
     pub parsing: BodyParsing,
+    close: CloseAfterRecord,
+    /// Connections a server port keeps at most.
+    max_connections: Option<usize>,
     pub owner: u64,
     pub tx: crossbeam_channel::Sender<Delivery>,
     pub rx: crossbeam_channel::Receiver<Delivery>,
@@ -146,24 +162,30 @@ impl RecordInput {
         node_type: &'static str,
         b: &BuildContext,
         source: Source,
-        framing: Framing,
-        timeouts: ReadTimeouts,
-        parsing: BodyParsing,
-    ) -> RecordInput {
+        p: &InputReadProps,
+        max_connections: Option<usize>,
+    ) -> Result<RecordInput, ConfigError> {
         let (tx, rx) = crossbeam_channel::unbounded();
-        RecordInput {
+        let parsing = BodyParsing::with_model(&p.parsing, &p.model, b.project_dir)?;
+        Ok(RecordInput {
             node_type,
             flow: b.flow.to_string(),
             label: b.label.to_string(),
             source,
-            framing,
-            timeouts,
+            framing: Framing::from_props(&p.detection, &parsing)?,
+            timeouts: ReadTimeouts {
+                record: Duration::from_secs(p.read_timeout_secs),
+                first_byte: (p.idle_timeout_secs > 0)
+                    .then(|| Duration::from_secs(p.idle_timeout_secs)),
+            },
             parsing,
+            close: p.close_after_record,
+            max_connections,
             owner: next_id(),
             tx,
             rx,
             held: Mutex::new(None),
-        }
+        })
     }
 }
 
@@ -182,23 +204,19 @@ impl BuildNode for ServerInputProps {
             runtime: b.services.runtime.clone(),
             tls: ServerTls::from_props(&self.tls, b.project_dir)?,
         };
-        let parsing = BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?;
+        if self.max_connections == 0 {
+            return Err(ConfigError::property(
+                "max_connections",
+                "must be at least 1",
+            ));
+        }
         Ok(NodeImpl::Input(Arc::new(RecordInput::new(
             "TCPIPServerInput",
             b,
             source,
-            Framing::from_props(&self.detection, &parsing)?,
-            read_timeouts(self.read_timeout_secs, self.idle_timeout_secs),
-            parsing,
-        ))))
-    }
-}
-
-/// The timeouts of an input node's reads.
-pub fn read_timeouts(read_timeout_secs: u64, idle_timeout_secs: u64) -> ReadTimeouts {
-    ReadTimeouts {
-        record: Duration::from_secs(read_timeout_secs),
-        first_byte: (idle_timeout_secs > 0).then(|| Duration::from_secs(idle_timeout_secs)),
+            &self.read,
+            Some(self.max_connections as usize),
+        )?)))
     }
 }
 
@@ -281,8 +299,31 @@ impl RecordInput {
         });
     }
 
-    /// Run the flow for one event of `conn`.
+    /// The runtime the node's connections live on.
+    fn runtime(&self) -> Option<&tokio::runtime::Handle> {
+        match &self.source {
+            Source::Port { runtime, .. } => runtime.as_ref(),
+            Source::Pool(p) => p.get().ok().map(|p| p.runtime()),
+        }
+    }
+
+    /// Run the flow for one event of `conn`, closing what `close_after_record` says.
     fn process(&self, runner: &mut dyn InstanceRunner, conn: &Arc<Connection>, event: Event) {
+        let record = matches!(event, Event::Record(..));
+        if record && self.close == CloseAfterRecord::InputStream {
+            conn.close_input();
+        }
+        self.invoke(runner, conn, event);
+        if record
+            && self.close == CloseAfterRecord::Connection
+            && let Some(rt) = self.runtime()
+        {
+            rt.block_on(conn.close());
+        }
+    }
+
+    /// Run the flow for one event of `conn`.
+    fn invoke(&self, runner: &mut dyn InstanceRunner, conn: &Arc<Connection>, event: Event) {
         let (terminal, details, body, failure) = match event {
             Event::Resume => return,
             Event::Open => (ServerInputOutput::Open, (None, false), None, None),
@@ -405,6 +446,7 @@ impl InputNode for RecordInput {
             tls,
             framing: self.framing.clone(),
             timeouts: self.timeouts,
+            max_connections: self.max_connections,
             tx: self.tx.clone(),
         });
         match self.open(sink) {

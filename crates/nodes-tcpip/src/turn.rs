@@ -91,6 +91,10 @@ impl Connection {
         if self.input_closed.load(Ordering::Acquire) {
             return TryNext::Ended;
         }
+        if self.is_reserved() {
+            // A flow holds the input: the task waits for it to let go.
+            return TryNext::Wait;
+        }
         let Ok(mut guard) = self.input.try_lock() else {
             return TryNext::Wait;
         };

@@ -282,7 +282,7 @@ fn a_port_in_use_is_reported_when_the_listener_opens() {
         .enable_all()
         .build()
         .unwrap();
-    match sluice_nodes_tcpip::connection::PortManager::acquire(addr, rt.handle()) {
+    match sluice_nodes_tcpip::port::PortManager::acquire(addr, rt.handle()) {
         Err(e @ sluice_nodes_tcpip::TcpipError::Bind { .. }) => {
             assert!(e.to_string().contains(&addr.to_string()), "{e}");
         }
