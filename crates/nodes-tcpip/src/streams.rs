@@ -6,6 +6,7 @@
 //! or the connection closes; `reserve_and_release_at_end` ends with the invocation's unit of
 //! work.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
@@ -52,6 +53,8 @@ property_enum! {
 pub(crate) struct Holders {
     held: Mutex<[Option<ThreadId>; 2]>,
     changed: Condvar,
+    /// Whether any stream is held, so that the common case (none ever is) takes no lock.
+    any: AtomicBool,
 }
 
 fn me() -> ThreadId {
@@ -63,19 +66,23 @@ impl Holders {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn none_held(&self) -> bool {
+        !self.any.load(Ordering::Acquire)
+    }
+
     /// Whether a thread other than this one holds `s`.
     pub fn held_by_other(&self, s: Stream) -> bool {
-        self.lock()[s as usize].is_some_and(|t| t != me())
+        !self.none_held() && self.lock()[s as usize].is_some_and(|t| t != me())
     }
 
     /// Whether this thread holds `s`.
     pub fn held_by_me(&self, s: Stream) -> bool {
-        self.lock()[s as usize] == Some(me())
+        !self.none_held() && self.lock()[s as usize] == Some(me())
     }
 
     /// Whether any thread holds the input stream.
     pub fn input_held(&self) -> bool {
-        self.lock()[Stream::Input as usize].is_some()
+        !self.none_held() && self.lock()[Stream::Input as usize].is_some()
     }
 
     /// Wait until no other thread holds `s` (at most `wait`, or until `gone` says the
@@ -87,6 +94,9 @@ impl Holders {
         wait: Duration,
         gone: impl Fn() -> bool,
     ) -> Result<bool, ()> {
+        if !take && self.none_held() {
+            return Ok(false);
+        }
         let deadline = Instant::now() + wait;
         let mut held = self.lock();
         loop {
@@ -95,6 +105,7 @@ impl Holders {
                 before => {
                     if take && before.is_none() {
                         held[s as usize] = Some(me());
+                        self.any.store(true, Ordering::Release);
                         return Ok(true);
                     }
                     return Ok(false);
@@ -121,6 +132,9 @@ impl Holders {
             return false;
         }
         held[s as usize] = None;
+        if held.iter().all(Option::is_none) {
+            self.any.store(false, Ordering::Release);
+        }
         drop(held);
         self.changed.notify_all();
         true
