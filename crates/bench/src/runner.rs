@@ -201,6 +201,7 @@ pub fn run_suite(
         let data = options.data_dir.join(format!("peer-{name}"));
         let mut config = ServerConfig::peer(&spec.command, &project, &data);
         config.ready_timeout = spec.ready_timeout();
+        config.says_ready = spec.says_ready;
         match context.start(&config, placement.as_ref()) {
             Ok(server) => context.serve(server, &cases, &NoHooks),
             Err(error) => {

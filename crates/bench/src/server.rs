@@ -33,6 +33,8 @@ pub struct ServerConfig {
     /// A peer's command, run instead of `binary run …`: `{port}`, `{project}` and `{data}` in
     /// its arguments are replaced, and it answers HTTP and TCP/IP on that one port.
     pub command: Option<Vec<String>>,
+    /// Only a `ready` line makes a peer ready, not its port answering.
+    pub says_ready: bool,
 }
 
 impl ServerConfig {
@@ -46,6 +48,7 @@ impl ServerConfig {
             stop_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
             command: None,
+            says_ready: false,
         }
     }
 
@@ -196,7 +199,7 @@ impl ServerProcess {
         loop {
             // A peer is ready when it says so or when its port answers: not every peer's own
             // output can be made to say `ready`.
-            if config.command.is_some() && answers(http_port) {
+            if config.command.is_some() && !config.says_ready && answers(http_port) {
                 return Ok(server);
             }
             match ready_rx.recv_timeout(Duration::from_millis(100)) {

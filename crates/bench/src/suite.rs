@@ -86,6 +86,11 @@ pub struct PeerSpec {
     /// How long it may take to print `ready` (default 120 s: JVMs start slowly).
     #[serde(default)]
     pub ready_timeout_secs: Option<f64>,
+    /// The peer prints `ready` once it serves, and only that makes it ready: its port
+    /// answering does not (a server can listen before its handlers are in place). Without
+    /// it, either makes the peer ready, for peers whose output cannot be made to say so.
+    #[serde(default)]
+    pub says_ready: bool,
 }
 
 impl PeerSpec {
@@ -829,6 +834,7 @@ tests:
         let text = r#"
 peers:
   camel: { command: [java, Peer, "{port}"] }
+  cxf: { command: [java, CxfPeer, "{port}"], says_ready: true }
 tests:
   - name: echo
     transport: { http: { path: /samples/xml-echo } }
@@ -854,5 +860,6 @@ tests:
             suite.peers["camel"].ready_timeout(),
             Duration::from_secs(120)
         );
+        assert!(!suite.peers["camel"].says_ready && suite.peers["cxf"].says_ready);
     }
 }
