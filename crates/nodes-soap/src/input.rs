@@ -477,7 +477,7 @@ fn reply_action(op: &Operation) -> String {
 }
 
 /// `Root.Properties` and `Root.HTTPInputHeader`, as HTTPInput writes them.
-fn http_header_tree(root: &mut Tree, req: &HttpRequest) -> Result<(), NodeError> {
+pub(crate) fn http_header_tree(root: &mut Tree, req: &HttpRequest) -> Result<(), NodeError> {
     let r = root.root();
     if let Some(p) = root.first_child(r)? {
         root.create_last_child(

@@ -1,7 +1,10 @@
 //! SOAP nodes: SOAPInput and SOAPReply serving a WSDL's operations on the server's shared HTTP
-//! listener, SOAPRequest calling a SOAP service, SOAPEnvelope and SOAPExtract; and the WSDL 1.1
-//! loader they share. The SOAP domain itself is `sluice_parsers::soap`.
+//! listener, SOAPRequest calling a SOAP service, SOAPAsyncRequest and SOAPAsyncResponse calling
+//! one asynchronously, SOAPEnvelope and SOAPExtract; and the WSDL 1.1 loader they share. The SOAP domain itself is `sluice_parsers::soap`.
 
+pub mod async_pair;
+pub mod async_request;
+pub mod async_response;
 mod attachments;
 pub mod client;
 pub mod envelope;
@@ -14,6 +17,8 @@ mod validation;
 pub mod wsa;
 pub mod wsdl;
 
+pub use async_request::SOAP_ASYNC_REQUEST;
+pub use async_response::SOAP_ASYNC_RESPONSE;
 pub use envelope::{SOAP_ENVELOPE, SOAP_EXTRACT};
 pub use error::WsdlError;
 pub use input::SOAP_INPUT;
@@ -33,6 +38,8 @@ pub fn register(r: &mut impl FnMut(&'static NodeSpec)) {
         &SOAP_INPUT,
         &SOAP_REPLY,
         &SOAP_REQUEST,
+        &SOAP_ASYNC_REQUEST,
+        &SOAP_ASYNC_RESPONSE,
         &SOAP_ENVELOPE,
         &SOAP_EXTRACT,
     ] {

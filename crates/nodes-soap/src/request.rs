@@ -19,7 +19,7 @@ use sluice_parsers::soap::{self, SoapParser, SoapVersion, fault};
 use sluice_tree::Position;
 
 use crate::attachments;
-use crate::client::{CallError, SoapClient, new_client, post};
+use crate::client::{Answer, CallError, SoapClient, new_client, post};
 use crate::envelope::body_as_soap;
 use crate::input::choose_binding;
 use crate::validation::{check_body, wsdl_validator};
@@ -79,12 +79,55 @@ pub static SOAP_REQUEST: NodeSpec = NodeSpec {
 
 impl BuildNode for SoapRequestProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-        let wsdl = Wsdl::load(b.project_dir, &self.wsdl_file)
+        let target = Target::resolve(
+            b,
+            &self.wsdl_file,
+            self.binding.as_deref(),
+            &self.operation,
+            self.url,
+        )?;
+        let validator = wsdl_validator(
+            &self.validation,
+            &target.wsdl,
+            std::iter::once(&target.op),
+            b.project_dir,
+        )?;
+        if self.timeout_secs == 0 {
+            return Err(ConfigError::property("timeout_secs", "must be at least 1"));
+        }
+        Ok(NodeImpl::Process(Arc::new(SoapRequest {
+            op: target.op,
+            url: target.url,
+            timeout: Duration::from_secs(self.timeout_secs),
+            validator,
+            runtime: b.services.runtime.clone(),
+            client: std::sync::OnceLock::new(),
+        })))
+    }
+}
+
+/// The operation a request node calls and where: what SOAPRequest and SOAPAsyncRequest resolve
+/// from their WSDL properties when the flow is deployed.
+pub(crate) struct Target {
+    pub wsdl: Wsdl,
+    pub op: Operation,
+    pub url: String,
+}
+
+impl Target {
+    pub(crate) fn resolve(
+        b: &BuildContext,
+        wsdl_file: &str,
+        binding: Option<&str>,
+        operation: &str,
+        url: Option<String>,
+    ) -> Result<Target, ConfigError> {
+        let wsdl = Wsdl::load(b.project_dir, wsdl_file)
             .map_err(|e| ConfigError::property("wsdl_file", e.to_string()))?;
-        let binding = choose_binding(&wsdl, self.binding.as_deref())?;
+        let binding = choose_binding(&wsdl, binding)?;
         let op = wsdl
             .operations_of(Some(&binding))
-            .find(|o| o.name == self.operation)
+            .find(|o| o.name == operation)
             .cloned()
             .ok_or_else(|| {
                 let names: Vec<&str> = wsdl
@@ -93,11 +136,11 @@ impl BuildNode for SoapRequestProps {
                     .collect();
                 ConfigError::property(
                     "operation",
-                    format!("binding `{binding}` has no operation `{}`", self.operation),
+                    format!("binding `{binding}` has no operation `{operation}`"),
                 )
                 .with_hint(format!("its operations: {}", names.join(", ")))
             })?;
-        let url = match self.url {
+        let url = match url {
             Some(u) => u,
             None => wsdl
                 .ports
@@ -117,19 +160,7 @@ impl BuildNode for SoapRequestProps {
                 format!("`{url}` is not an http:// or https:// URL"),
             ));
         }
-        let validator =
-            wsdl_validator(&self.validation, &wsdl, std::iter::once(&op), b.project_dir)?;
-        if self.timeout_secs == 0 {
-            return Err(ConfigError::property("timeout_secs", "must be at least 1"));
-        }
-        Ok(NodeImpl::Process(Arc::new(SoapRequest {
-            op,
-            url,
-            timeout: Duration::from_secs(self.timeout_secs),
-            validator,
-            runtime: b.services.runtime.clone(),
-            client: std::sync::OnceLock::new(),
-        })))
+        Ok(Target { wsdl, op, url })
     }
 }
 
@@ -142,7 +173,7 @@ struct SoapRequest {
     client: std::sync::OnceLock<Result<SoapClient, String>>,
 }
 
-fn url_override(msg: &mut Message) -> Result<Option<String>, NodeError> {
+pub(crate) fn url_override(msg: &mut Message) -> Result<Option<String>, NodeError> {
     let le = &mut msg.local_environment;
     let r = le.root();
     Ok(le
@@ -161,7 +192,7 @@ fn url_override(msg: &mut Message) -> Result<Option<String>, NodeError> {
         .map(|b| String::from_utf8_lossy(b).into_owned()))
 }
 
-fn call_error(e: CallError) -> NodeError {
+pub(crate) fn call_error(e: CallError) -> NodeError {
     match e {
         CallError::Timeout { .. } => {
             NodeError::new(ExceptionKind::SocketTimeout, 3162, e.to_string())
@@ -179,38 +210,87 @@ impl SoapRequest {
     }
 }
 
+/// The request `msg` holds for `op` as an HTTP body with its headers: the body put into an
+/// envelope of the operation's version (when it is not in the SOAP domain already), validated,
+/// changed by `edit` (which gets the SOAP domain element), and serialised, with any attachments
+/// as multipart/related.
+pub(crate) fn request_body(
+    msg: &mut Message,
+    op: &Operation,
+    validator: Option<&Validator>,
+    edit: impl FnOnce(&mut sluice_tree::Tree, sluice_tree::NodeId) -> Result<(), NodeError>,
+) -> Result<(Bytes, Vec<(String, String)>), NodeError> {
+    let version = op.version;
+    let soap_id = body_as_soap(msg, version)?;
+    if let Some(v) = validator {
+        check_body(&mut msg.root, soap_id, v)?;
+    }
+    edit(&mut msg.root, soap_id)?;
+    let mut out = Vec::new();
+    soap::serialize_to(&mut msg.root, soap_id, &mut out)?;
+    let attached = attachments::from_tree(&mut msg.root, soap_id)?;
+    let ct = if !attached.is_empty() {
+        let (ct, body) = attachments::join(&out, version, &attached)?;
+        out = body;
+        ct
+    } else {
+        match version {
+            SoapVersion::V11 => version.content_type().to_string(),
+            SoapVersion::V12 => {
+                format!("{}; action=\"{}\"", version.content_type(), op.soap_action)
+            }
+        }
+    };
+    let mut headers = vec![("Content-Type".to_string(), ct)];
+    if version == SoapVersion::V11 {
+        headers.push(("SOAPAction".to_string(), format!("\"{}\"", op.soap_action)));
+    }
+    Ok((Bytes::from(out), headers))
+}
+
+/// Put the envelope of `answer` (plain, or the root part of a multipart/related body with the
+/// other parts as attachments) under Root of `msg` in the SOAP domain, parsed; gives the SOAP
+/// domain element. `url` names the service in errors.
+pub(crate) fn attach_answer(
+    msg: &mut Message,
+    url: &str,
+    answer: &Answer,
+) -> Result<sluice_tree::NodeId, NodeError> {
+    let answer_type = answer
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+        .unwrap_or_default();
+    let (envelope, attached) = if attachments::is_related(&answer_type) {
+        let r = attachments::split(&answer_type, &answer.body).map_err(|e| {
+            NodeError::new(ExceptionKind::Parser, 3160, format!("{url} answered: {e}"))
+        })?;
+        (r.root, r.attachments)
+    } else {
+        (answer.body.clone(), Vec::new())
+    };
+    let r = msg.root.root();
+    let id = soap::attach(&mut msg.root, r, envelope, SoapParser::shared());
+    msg.root.expand_all(id).map_err(|e| {
+        NodeError::new(
+            ExceptionKind::Parser,
+            3160,
+            format!(
+                "{url} answered with status {} and no SOAP envelope: {e}",
+                answer.status
+            ),
+        )
+    })?;
+    attachments::read_into_tree(&mut msg.root, id, attached)?;
+    Ok(id)
+}
+
 impl Node for SoapRequest {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let url = url_override(msg)?.unwrap_or_else(|| self.url.clone());
-        let version = self.op.version;
-        let soap_id = body_as_soap(msg, version)?;
-        if let Some(v) = &self.validator {
-            check_body(&mut msg.root, soap_id, v)?;
-        }
-        let mut out = Vec::new();
-        soap::serialize_to(&mut msg.root, soap_id, &mut out)?;
-        let attached = attachments::from_tree(&mut msg.root, soap_id)?;
-        let ct = if !attached.is_empty() {
-            let (ct, body) = attachments::join(&out, version, &attached)?;
-            out = body;
-            ct
-        } else {
-            match version {
-                SoapVersion::V11 => version.content_type().to_string(),
-                SoapVersion::V12 => format!(
-                    "{}; action=\"{}\"",
-                    version.content_type(),
-                    self.op.soap_action
-                ),
-            }
-        };
-        let mut headers = vec![("Content-Type".to_string(), ct)];
-        if version == SoapVersion::V11 {
-            headers.push((
-                "SOAPAction".to_string(),
-                format!("\"{}\"", self.op.soap_action),
-            ));
-        }
+        let (body, headers) =
+            request_body(msg, &self.op, self.validator.as_deref(), |_, _| Ok(()))?;
         let runtime = self.runtime.clone().ok_or_else(|| {
             NodeError::recoverable(
                 "no runtime to call the service on (this is a bug, please report it)",
@@ -218,13 +298,7 @@ impl Node for SoapRequest {
         })?;
         let client = self.client()?;
         let answer = runtime
-            .block_on(post(
-                &client,
-                &url,
-                &headers,
-                Bytes::from(out),
-                self.timeout,
-            ))
+            .block_on(post(&client, &url, &headers, body, self.timeout))
             .map_err(call_error)?;
         if answer.body.is_empty() {
             if answer.status < 300 {
@@ -251,32 +325,7 @@ impl Node for SoapRequest {
                 .root
                 .copy_from(&msg.root, p, r, Position::FirstChild)?;
         }
-        let answer_type = answer
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
-            .unwrap_or_default();
-        let (envelope, attached) = if attachments::is_related(&answer_type) {
-            let r = attachments::split(&answer_type, &answer.body).map_err(|e| {
-                NodeError::new(ExceptionKind::Parser, 3160, format!("{url} answered: {e}"))
-            })?;
-            (r.root, r.attachments)
-        } else {
-            (answer.body, Vec::new())
-        };
-        let id = soap::attach(&mut response.root, r, envelope, SoapParser::shared());
-        response.root.expand_all(id).map_err(|e| {
-            NodeError::new(
-                ExceptionKind::Parser,
-                3160,
-                format!(
-                    "{url} answered with status {} and no SOAP envelope: {e}",
-                    answer.status
-                ),
-            )
-        })?;
-        attachments::read_into_tree(&mut response.root, id, attached)?;
+        let id = attach_answer(&mut response, &url, &answer)?;
         response.local_environment = msg.local_environment.clone();
         response.exception_list = msg.exception_list.clone();
         if let Some(f) = fault::read(&mut response.root, id)? {

@@ -23,6 +23,8 @@ pub struct Addressing {
     pub to: Option<String>,
     pub reply_to: Option<String>,
     pub fault_to: Option<String>,
+    /// The MessageID of the request a reply answers.
+    pub relates_to: Option<String>,
 }
 
 impl Addressing {
@@ -75,21 +77,16 @@ pub fn read(tree: &mut Tree, soap: NodeId) -> Result<Option<Addressing>, TreeErr
             b"To" => a.to = Some(v),
             b"ReplyTo" => a.reply_to = Some(v),
             b"FaultTo" => a.fault_to = Some(v),
+            b"RelatesTo" => a.relates_to = Some(v),
             _ => {}
         }
     }
     Ok(any.then_some(a))
 }
 
-/// Put the reply's addressing headers in the `Header` of the SOAP domain element `soap`
-/// (replacing any WS-Addressing blocks there): a new MessageID, RelatesTo the request's
-/// MessageID, the Action and the To address.
-pub fn write_reply(
-    tree: &mut Tree,
-    soap: NodeId,
-    request: &Addressing,
-    action: &str,
-) -> Result<(), TreeError> {
+/// The `Header` of the SOAP domain element `soap`, made when there is none, emptied of any
+/// WS-Addressing blocks.
+fn addressing_header(tree: &mut Tree, soap: NodeId) -> Result<NodeId, TreeError> {
     let header = match tree.child_named(soap, None, b"Header", 0)? {
         Some(h) => h,
         None => match tree.child_named(soap, None, b"Context", 0)? {
@@ -114,26 +111,75 @@ pub fn write_reply(
         }
     }
     declare_prefix(tree, soap)?;
+    Ok(header)
+}
+
+/// Add `<wsa:NAME>value</wsa:NAME>` to `parent`.
+fn add(tree: &mut Tree, parent: NodeId, name: &'static str, v: &str) -> Result<NodeId, TreeError> {
     let ns = tree.alloc_text(WSA_NS.as_bytes());
-    let add = |tree: &mut Tree, name: &'static str, v: &str| -> Result<NodeId, TreeError> {
-        let t = tree.alloc_text(v.as_bytes());
-        let id = tree.create_last_child(
-            header,
-            field_type::FIELD,
-            Text::from_static(name),
-            Value::Character(t),
-        )?;
-        tree.set_namespace(id, ns);
-        Ok(id)
-    };
-    let id = format!("urn:uuid:{}", uuid::Uuid::new_v4());
-    add(tree, "MessageID", &id)?;
+    let t = tree.alloc_text(v.as_bytes());
+    let id = tree.create_last_child(
+        parent,
+        field_type::FIELD,
+        Text::from_static(name),
+        Value::Character(t),
+    )?;
+    tree.set_namespace(id, ns);
+    Ok(id)
+}
+
+/// A new MessageID: a UUID URN.
+pub fn new_message_id() -> String {
+    format!("urn:uuid:{}", uuid::Uuid::new_v4())
+}
+
+/// Put the reply's addressing headers in the `Header` of the SOAP domain element `soap`
+/// (replacing any WS-Addressing blocks there): a new MessageID, RelatesTo the request's
+/// MessageID, the Action and the To address.
+pub fn write_reply(
+    tree: &mut Tree,
+    soap: NodeId,
+    request: &Addressing,
+    action: &str,
+) -> Result<(), TreeError> {
+    let header = addressing_header(tree, soap)?;
+    add(tree, header, "MessageID", &new_message_id())?;
     if let Some(m) = &request.message_id {
-        add(tree, "RelatesTo", m)?;
+        add(tree, header, "RelatesTo", m)?;
     }
-    add(tree, "Action", action)?;
+    add(tree, header, "Action", action)?;
     let to = request.async_reply_to().unwrap_or(ANONYMOUS).to_string();
-    add(tree, "To", &to)?;
+    add(tree, header, "To", &to)?;
+    Ok(())
+}
+
+/// Put a request's addressing headers in the `Header` of the SOAP domain element `soap`
+/// (replacing any WS-Addressing blocks there): MessageID, To, Action, and ReplyTo and FaultTo
+/// as endpoint references, from the fields of `a` that are set.
+pub fn write_request(tree: &mut Tree, soap: NodeId, a: &Addressing) -> Result<(), TreeError> {
+    let header = addressing_header(tree, soap)?;
+    for (name, v) in [
+        ("MessageID", &a.message_id),
+        ("To", &a.to),
+        ("Action", &a.action),
+    ] {
+        if let Some(v) = v {
+            add(tree, header, name, v)?;
+        }
+    }
+    for (name, v) in [("ReplyTo", &a.reply_to), ("FaultTo", &a.fault_to)] {
+        if let Some(v) = v {
+            let ns = tree.alloc_text(WSA_NS.as_bytes());
+            let epr = tree.create_last_child(
+                header,
+                field_type::FOLDER,
+                Text::from_static(name),
+                Value::Null,
+            )?;
+            tree.set_namespace(epr, ns);
+            add(tree, epr, "Address", v)?;
+        }
+    }
     Ok(())
 }
 

@@ -260,6 +260,20 @@ const CASES: &[ComplianceCase] = &[
             XML,
         ),
     ),
+    // No SOAPAsyncResponse node with its identifier runs, so there is nowhere for a reply to go.
+    case(
+        "SOAPAsyncRequest",
+        "unique_identifier: compliance-request, wsdl_file: services/echo.wsdl, operation: echo",
+        fails_with(
+            "unique_identifier: compliance-request, wsdl_file: services/echo.wsdl, operation: echo",
+            XML,
+        ),
+    ),
+    case(
+        "SOAPAsyncResponse",
+        "unique_identifier: compliance-response",
+        Failing::Never("input node: started and stopped only"),
+    ),
     // An XML body that is not an envelope has nothing to extract.
     case("SOAPExtract", "", fails_with("", XML)),
     case(

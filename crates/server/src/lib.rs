@@ -298,6 +298,7 @@ fn serve(
                 return 1;
             }
         };
+        router.set_base_url(listener_url(&http_l, opts.bind, tls.is_some()));
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let http_state = Arc::new(HttpState {
             router,
@@ -402,4 +403,18 @@ async fn serve_admin(
             let _ = b.serve_connection(TokioIo::new(stream), svc).await;
         });
     }
+}
+
+/// The URL a remote service calls this server back on (an asynchronous reply): a listener bound
+/// to every interface is reached on the loopback address.
+fn listener_url(l: &TcpListener, bind: std::net::IpAddr, tls: bool) -> String {
+    let port = l.local_addr().map_or(0, |a| a.port());
+    let host = match bind {
+        b if b.is_unspecified() && b.is_ipv6() => "[::1]".to_string(),
+        b if b.is_unspecified() => "127.0.0.1".to_string(),
+        std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        b => b.to_string(),
+    };
+    let scheme = if tls { "https" } else { "http" };
+    format!("{scheme}://{host}:{port}")
 }

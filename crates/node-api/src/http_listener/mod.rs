@@ -61,6 +61,8 @@ pub struct HttpRouter {
     exact: RwLock<HashMap<String, Route>>,
     prefixes: RwLock<Vec<(String, Route)>>,
     next_owner: AtomicU64,
+    /// The listener's URL (`http://HOST:PORT`), once it is bound.
+    base_url: RwLock<Option<String>>,
 }
 
 /// Why a request found no flow.
@@ -97,6 +99,18 @@ impl HttpRouter {
         } else {
             self.exact.write().insert(path.to_string(), route);
         }
+    }
+
+    /// Record the listener's URL, `http://HOST:PORT` or `https://…` (the server does, once the
+    /// listener is bound).
+    pub fn set_base_url(&self, url: String) {
+        *self.base_url.write() = Some(url);
+    }
+
+    /// The listener's URL: what a node gives a remote service as the address to call this
+    /// server back on. None until the listener is bound (and under `sluice validate`).
+    pub fn base_url(&self) -> Option<String> {
+        self.base_url.read().clone()
     }
 
     /// Stop serving `path` if `owner` still serves it.
