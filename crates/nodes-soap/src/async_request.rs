@@ -298,7 +298,10 @@ impl Node for SoapAsyncRequest {
                 return Err(call_error(e));
             }
         };
-        let answered = !answer.body.is_empty() && (answer.status < 300 || answer.status == 500);
+        // 202 Accepted is the acknowledgement, whatever body comes with it.
+        let answered = !answer.body.is_empty()
+            && answer.status != 202
+            && (answer.status < 300 || answer.status == 500);
         if answered {
             // A service that does not call back answers here: its answer is the reply. When it
             // both called back and answered, the first to arrive is processed.

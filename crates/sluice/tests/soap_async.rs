@@ -1,0 +1,322 @@
+//! SOAPAsyncRequest and SOAPAsyncResponse against the real binary: a request flow calls SOAP
+//! services of the same server (one honouring WS-Addressing ReplyTo, one answering on the
+//! connection, one that accepts and never answers), and a response flow puts what its
+//! SOAPAsyncResponse node received, from which terminal, on a queue. Also the samples' pair
+//! calling `/samples/soap-echo`.
+
+mod common;
+
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use common::tempdir::TempDir;
+use common::{Response, Server, read_response, samples_dir};
+
+const SETTINGS: &str = "queues:\n  - { name: ASYNC.OUT, max_depth: 1000 }\n";
+
+const ESQL: &str = r#"
+CREATE COMPUTE MODULE Target
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot = InputRoot;
+		SET OutputLocalEnvironment = InputLocalEnvironment;
+		SET OutputLocalEnvironment.Destination.SOAP.Request.Transport.HTTP.WebServiceURL =
+			COALESCE(InputRoot.HTTPInputHeader."X-Target-Url",
+				'http://' || InputRoot.HTTPInputHeader.Host || InputRoot.HTTPInputHeader."X-Target-Path");
+		SET OutputLocalEnvironment.Destination.SOAP.Request.UserContext.requestId =
+			InputRoot.HTTPInputHeader."X-Request-Id";
+		SET OutputLocalEnvironment.Destination.SOAP.Request.UserContext.extra.deep = 'kept';
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE Accepted
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot.Properties = InputRoot.Properties;
+		SET OutputRoot.XMLNSC.accepted.messageId =
+			InputLocalEnvironment.WrittenDestination.SOAP.Request.WSA.MessageID;
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE FromOut
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot.Properties = InputRoot.Properties;
+		SET OutputRoot.XMLNSC.r.terminal = 'out';
+		SET OutputRoot.XMLNSC.r.requestId = InputLocalEnvironment.SOAP.Response.UserContext.requestId;
+		SET OutputRoot.XMLNSC.r.deep = InputLocalEnvironment.SOAP.Response.UserContext.extra.deep;
+		SET OutputRoot.XMLNSC.r.relatesTo = InputLocalEnvironment.SOAP.Response.WSA.RelatesTo;
+		SET OutputRoot.XMLNSC.r.text = InputRoot.SOAP.Body.*:echo.*:text;
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE FromFault
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot.Properties = InputRoot.Properties;
+		SET OutputRoot.XMLNSC.r.terminal = 'fault';
+		SET OutputRoot.XMLNSC.r.requestId = InputLocalEnvironment.SOAP.Response.UserContext.requestId;
+		SET OutputRoot.XMLNSC.r.text = InputRoot.SOAP.Body.*:Fault.faultstring;
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE FromFailure
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot.Properties = InputRoot.Properties;
+		SET OutputRoot.XMLNSC.r.terminal = 'failure';
+		SET OutputRoot.XMLNSC.r.requestId =
+			COALESCE(InputLocalEnvironment.SOAP.Response.UserContext.requestId, 'none');
+		SET OutputRoot.XMLNSC.r.text = InputExceptionList.*[1].Text;
+		RETURN TRUE;
+	END;
+END MODULE;
+"#;
+
+const FLOWS: &[(&str, &str)] = &[
+    (
+        "echo-wsa",
+        "flow: echo-wsa\nnodes:\n  in: { type: SOAPInput, wsdl_file: services/echo.wsdl, path: /echo-wsa, use_wsa: true, wires: { out: [reply] } }\n  reply: { type: SOAPReply }\n",
+    ),
+    (
+        "echo-sync",
+        "flow: echo-sync\nnodes:\n  in: { type: SOAPInput, wsdl_file: services/echo.wsdl, path: /echo-sync, wires: { out: [reply] } }\n  reply: { type: SOAPReply }\n",
+    ),
+    (
+        "black-hole",
+        "flow: black-hole\nnodes:\n  in: { type: HTTPInput, path: /black-hole, domain: BLOB, wires: { out: [reply] } }\n  reply: { type: HTTPReply, status: 202 }\n",
+    ),
+    (
+        "call",
+        "flow: call\ninstances: 2\nnodes:\n  in: { type: HTTPInput, path: /call, domain: XMLNSC, wires: { out: [target] } }\n  target: { type: Compute, module: Target, compute_mode: message_local_environment, wires: { out: [send] } }\n  send: { type: SOAPAsyncRequest, unique_identifier: t, wsdl_file: services/echo.wsdl, operation: echo, timeout_secs: 2, wires: { out: [ack] } }\n  ack: { type: Compute, module: Accepted, wires: { out: [reply] } }\n  reply: { type: HTTPReply, status: 202 }\n",
+    ),
+    (
+        "receive",
+        "flow: receive\ninstances: 2\nnodes:\n  in: { type: SOAPAsyncResponse, unique_identifier: t, wires: { out: [o], fault: [f], failure: [x] } }\n  o: { type: Compute, module: FromOut, wires: { out: [put] } }\n  f: { type: Compute, module: FromFault, wires: { out: [put] } }\n  x: { type: Compute, module: FromFailure, wires: { out: [put] } }\n  put: { type: MQOutput, queue: ASYNC.OUT }\n",
+    ),
+];
+
+fn server() -> &'static Server {
+    static S: OnceLock<(TempDir, Server)> = OnceLock::new();
+    &S.get_or_init(|| {
+        let p = TempDir::new("soap-async");
+        for d in ["flows", "services", "esql"] {
+            std::fs::create_dir_all(p.path().join(d)).expect("dir");
+        }
+        std::fs::copy(
+            samples_dir().join("services/echo.wsdl"),
+            p.path().join("services/echo.wsdl"),
+        )
+        .expect("wsdl");
+        std::fs::write(p.path().join("sluice.yaml"), SETTINGS).expect("settings");
+        std::fs::write(p.path().join("esql/async.esql"), ESQL).expect("esql");
+        for (name, text) in FLOWS {
+            std::fs::write(p.path().join(format!("flows/{name}.yaml")), text).expect("flow");
+        }
+        let s = Server::start(p.path());
+        common::stop_at_exit(&s);
+        (p, s)
+    })
+    .1
+}
+
+/// The cases share one reply queue: one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static L: Mutex<()> = Mutex::new(());
+    L.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn qm(s: &Server) -> sluice_qm::net::Client {
+    sluice_qm::net::Client::connect(&format!("127.0.0.1:{}", s.qm_port), Default::default())
+        .expect("qm client")
+}
+
+/// The next message on `queue` whose body names `request_id`, skipping others a failed case left.
+fn reply_for(s: &Server, queue: &str, request_id: &str, wait: Duration) -> String {
+    let mut c = qm(s);
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let m = c
+            .get(queue, &sluice_qm::GetOptions::new().wait(left))
+            .expect("get");
+        let Some(m) = m else {
+            panic!("no message for {request_id} on {queue}; log:\n{}", s.log());
+        };
+        let text = String::from_utf8_lossy(&m.body).into_owned();
+        if text.contains(&format!(">{request_id}<")) {
+            return text;
+        }
+    }
+}
+
+/// A POST with the Host header naming the server's real address, which the flows call back on.
+fn post(port: u16, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).expect("write head");
+    s.write_all(body).expect("write body");
+    read_response(&mut s)
+}
+
+fn call(target: (&str, &str), request_id: &str, body: &str) -> Response {
+    post(
+        server().http_port,
+        "/call",
+        &[
+            ("Content-Type", "text/xml"),
+            (target.0, target.1),
+            ("X-Request-Id", request_id),
+        ],
+        body.as_bytes(),
+    )
+}
+
+fn between<'a>(text: &'a str, tag: &str) -> &'a str {
+    let open = format!("<{tag}>");
+    let start = text.find(&open).map_or(0, |i| i + open.len());
+    let end = text[start..].find('<').map_or(text.len(), |i| start + i);
+    &text[start..end]
+}
+
+#[test]
+fn soap_async_reply_reaches_the_response_flow_with_the_user_context_when_the_provider_calls_back() {
+    let _g = serial();
+    let r = call(
+        ("X-Target-Path", "/echo-wsa"),
+        "r-wsa",
+        "<echo><text>called back</text></echo>",
+    );
+    assert_eq!(r.status, 202, "{}", r.text());
+    let message_id = between(&r.text(), "messageId").to_string();
+    assert!(message_id.starts_with("urn:uuid:"), "{}", r.text());
+    let got = reply_for(server(), "ASYNC.OUT", "r-wsa", Duration::from_secs(20));
+    assert!(got.contains("<terminal>out</terminal>"), "{got}");
+    assert!(got.contains("<text>called back</text>"), "{got}");
+    assert!(got.contains("<deep>kept</deep>"), "{got}");
+    assert_eq!(between(&got, "relatesTo"), message_id, "{got}");
+}
+
+#[test]
+fn soap_async_answer_on_the_connection_reaches_the_response_flow_when_the_provider_ignores_reply_to()
+ {
+    let _g = serial();
+    let r = call(
+        ("X-Target-Path", "/echo-sync"),
+        "r-sync",
+        "<echo><text>answered at once</text></echo>",
+    );
+    assert_eq!(r.status, 202, "{}", r.text());
+    let got = reply_for(server(), "ASYNC.OUT", "r-sync", Duration::from_secs(20));
+    assert!(got.contains("<terminal>out</terminal>"), "{got}");
+    assert!(got.contains("<text>answered at once</text>"), "{got}");
+}
+
+#[test]
+fn soap_async_fault_goes_to_the_fault_terminal_when_the_provider_answers_one() {
+    let _g = serial();
+    let fault = concat!(
+        r#"<soapenv:Fault xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/">"#,
+        "<faultcode>soapenv:Server</faultcode><faultstring>boom</faultstring></soapenv:Fault>"
+    );
+    let r = call(("X-Target-Path", "/echo-wsa"), "r-fault", fault);
+    assert_eq!(r.status, 202, "{}", r.text());
+    let got = reply_for(server(), "ASYNC.OUT", "r-fault", Duration::from_secs(20));
+    assert!(got.contains("<terminal>fault</terminal>"), "{got}");
+    assert!(got.contains("<text>boom</text>"), "{got}");
+}
+
+#[test]
+fn soap_async_timeout_goes_to_the_failure_terminal_when_no_reply_comes() {
+    let _g = serial();
+    let r = call(
+        ("X-Target-Path", "/black-hole"),
+        "r-timeout",
+        "<echo><text>lost</text></echo>",
+    );
+    assert_eq!(r.status, 202, "{}", r.text());
+    let got = reply_for(server(), "ASYNC.OUT", "r-timeout", Duration::from_secs(20));
+    assert!(got.contains("<terminal>failure</terminal>"), "{got}");
+    assert!(got.contains("within 2 seconds"), "{got}");
+}
+
+#[test]
+fn soap_async_request_raises_when_the_endpoint_is_unreachable() {
+    let _g = serial();
+    let r = call(
+        ("X-Target-Url", "http://127.0.0.1:1/echo"),
+        "r-unreachable",
+        "<echo><text>nowhere</text></echo>",
+    );
+    assert_eq!(r.status, 500, "{}", r.text());
+    assert!(
+        r.text()
+            .contains("the request to http://127.0.0.1:1/echo failed"),
+        "{}",
+        r.text()
+    );
+}
+
+#[test]
+fn soap_async_response_sends_a_reply_nobody_waits_for_to_failure() {
+    let _g = serial();
+    let s = server();
+    let envelope = concat!(
+        r#"<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/" xmlns:a="http://www.w3.org/2005/08/addressing">"#,
+        "<s:Header><a:RelatesTo>urn:uuid:nobody-waits</a:RelatesTo></s:Header>",
+        "<s:Body><echo><text>stray</text></echo></s:Body></s:Envelope>"
+    );
+    let r = post(
+        s.http_port,
+        "/soap-async/t",
+        &[("Content-Type", "text/xml")],
+        envelope.as_bytes(),
+    );
+    assert_eq!(r.status, 202, "{}", r.text());
+    let got = reply_for(s, "ASYNC.OUT", "none", Duration::from_secs(20));
+    assert!(got.contains("<terminal>failure</terminal>"), "{got}");
+    assert!(got.contains("urn:uuid:nobody-waits"), "{got}");
+}
+
+fn samples() -> &'static Server {
+    static S: OnceLock<Server> = OnceLock::new();
+    S.get_or_init(|| {
+        let s = Server::start(&samples_dir());
+        common::stop_at_exit(&s);
+        s
+    })
+}
+
+#[test]
+fn soap_async_sample_puts_the_echo_reply_with_the_request_id_on_its_queue() {
+    let s = samples();
+    let r = post(
+        s.http_port,
+        "/samples/soap-async",
+        &[("Content-Type", "text/xml"), ("X-Request-Id", "sample-1")],
+        b"<echo><text>hello async</text></echo>",
+    );
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert!(r.text().contains("<messageId>urn:uuid:"), "{}", r.text());
+    let got = reply_for(
+        s,
+        "SAMPLES.SOAP.ASYNC.OUT",
+        "sample-1",
+        Duration::from_secs(20),
+    );
+    assert!(got.contains("<text>hello async</text>"), "{got}");
+}
