@@ -224,6 +224,29 @@ pub(crate) struct Answer {
     body: Bytes,
 }
 
+impl Answer {
+    /// A response as it came: its status (the reason phrase is the status's standard one),
+    /// headers and body.
+    pub(crate) fn new(status: u16, headers: Vec<(String, Bytes)>, body: Bytes) -> Answer {
+        let reason = hyper::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("")
+            .to_string();
+        Answer {
+            status,
+            reason,
+            headers,
+            body,
+        }
+    }
+
+    /// Its status, headers and body.
+    pub(crate) fn into_parts(self) -> (u16, Vec<(String, Bytes)>, Bytes) {
+        (self.status, self.headers, self.body)
+    }
+}
+
 /// Why an exchange failed.
 enum Failure {
     Timeout,
@@ -242,6 +265,24 @@ impl Caller {
     /// Send one request (following redirects when the options say so) and wait for the whole
     /// response.
     pub(crate) fn call(
+        &self,
+        method: &hyper::Method,
+        url: &str,
+        headers: Vec<(String, Bytes)>,
+        body: Bytes,
+        content_type: &str,
+    ) -> Result<Answer, NodeError> {
+        self.runtime
+            .block_on(self.call_async(method, url, headers, body, content_type))
+    }
+
+    /// The runtime the calls run on.
+    pub(crate) fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.runtime
+    }
+
+    /// [`Caller::call`] as a future, for a node that does not wait for the response.
+    pub(crate) async fn call_async(
         &self,
         method: &hyper::Method,
         url: &str,
@@ -269,9 +310,8 @@ impl Caller {
             ));
         }
         let exchange = self.exchange(client, method, url, headers, body);
-        let (parts, body) = match self
-            .runtime
-            .block_on(async { tokio::time::timeout(self.timeout, exchange).await })
+        let (parts, body) = match tokio::time::timeout(self.timeout, exchange)
+            .await
             .unwrap_or(Err(Failure::Timeout))
         {
             Ok(r) => r,

@@ -57,6 +57,7 @@ properties! {
         operation: String,
         /// The API's base URL (`http://host:port/base`); by default the document's first
         /// `servers[].url` (OpenAPI 3) or `schemes`/`host`/`basePath` (Swagger 2.0).
+        /// `LocalEnvironment.Destination.REST.Request.BaseURL` overrides it per message.
         base_url: Option<String>,
         /// How long to wait for the whole response.
         timeout_secs: u64 = "120",
@@ -86,22 +87,40 @@ fn document_base_url(api: &sluice_openapi::Api) -> Option<String> {
 
 impl BuildNode for RestRequestProps {
     fn build(self, b: &BuildContext) -> Result<NodeImpl, ConfigError> {
-        let api = sluice_openapi::load_file(&self.api, &b.project_dir.join(&self.api))
+        Ok(NodeImpl::Process(Arc::new(RestRequest {
+            caller: Caller::new(b, self.timeout_secs, CallOptions::default())?,
+            call: RestCall::resolve(b, &self.api, &self.operation, self.base_url)?,
+            parsing: BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
+        })))
+    }
+}
+
+/// One operation of an OpenAPI document and where its API is: what RESTRequest and
+/// RESTAsyncRequest resolve from their properties when the flow is deployed.
+pub(crate) struct RestCall {
+    base_url: String,
+    method: hyper::Method,
+    op: Operation,
+}
+
+impl RestCall {
+    pub(crate) fn resolve(
+        b: &BuildContext,
+        api_file: &str,
+        operation: &str,
+        base_url: Option<String>,
+    ) -> Result<RestCall, ConfigError> {
+        let api = sluice_openapi::load_file(api_file, &b.project_dir.join(api_file))
             .map_err(|e| ConfigError::property("api", e.to_string()))?;
-        let Some(op) = api
-            .operations
-            .iter()
-            .find(|o| o.id == self.operation)
-            .cloned()
-        else {
+        let Some(op) = api.operations.iter().find(|o| o.id == operation).cloned() else {
             let ids: Vec<&str> = api.operations.iter().map(|o| o.id.as_str()).collect();
             return Err(ConfigError::property(
                 "operation",
-                format!("{} has no operation `{}`", self.api, self.operation),
+                format!("{api_file} has no operation `{operation}`"),
             )
             .with_hint(format!("its operations are {}", ids.join(", "))));
         };
-        let base_url = match self.base_url.clone().or_else(|| document_base_url(&api)) {
+        let base_url = match base_url.or_else(|| document_base_url(&api)) {
             Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
                 u.trim_end_matches('/').to_string()
             }
@@ -114,7 +133,7 @@ impl BuildNode for RestRequestProps {
             None => {
                 return Err(ConfigError::property(
                     "base_url",
-                    format!("{} names no absolute server URL", self.api),
+                    format!("{api_file} names no absolute server URL"),
                 )
                 .with_hint("set `base_url: http://host:port/base`"));
             }
@@ -123,21 +142,57 @@ impl BuildNode for RestRequestProps {
             .method
             .parse::<hyper::Method>()
             .map_err(|e| ConfigError::property("operation", e.to_string()))?;
-        Ok(NodeImpl::Process(Arc::new(RestRequest {
-            caller: Caller::new(b, self.timeout_secs, CallOptions::default())?,
+        Ok(RestCall {
             base_url,
             method,
             op,
-            parsing: BodyParsing::with_model(&self.parsing, &self.model, b.project_dir)?,
-        })))
+        })
     }
+
+    pub(crate) fn method(&self) -> &hyper::Method {
+        &self.method
+    }
+
+    pub(crate) fn operation_id(&self) -> &str {
+        &self.op.id
+    }
+
+    /// The request `msg` makes: URL, headers, body and its content type.
+    pub(crate) fn prepare(&self, msg: &mut Message) -> Result<Prepared, NodeError> {
+        let params = parameters(msg)?;
+        let base = base_url_override(msg)?;
+        let (url, mut headers) = self.target(base.as_deref().unwrap_or(&self.base_url), &params)?;
+        headers.extend(request_headers(msg)?);
+        // Operations that take no body get none, whatever the message holds.
+        let (body, content_type) = if self.op.request_body.is_some()
+            || matches!(
+                self.method,
+                hyper::Method::POST | hyper::Method::PUT | hyper::Method::PATCH
+            ) {
+            serialize_body_for_http(msg)?
+        } else {
+            (Bytes::new(), "application/json".into())
+        };
+        Ok(Prepared {
+            url,
+            headers,
+            body,
+            content_type,
+        })
+    }
+}
+
+/// A request ready to send.
+pub(crate) struct Prepared {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, Bytes)>,
+    pub(crate) body: Bytes,
+    pub(crate) content_type: std::borrow::Cow<'static, str>,
 }
 
 struct RestRequest {
     caller: Caller,
-    base_url: String,
-    method: hyper::Method,
-    op: Operation,
+    call: RestCall,
     parsing: BodyParsing,
 }
 
@@ -175,6 +230,24 @@ fn parameters(msg: &mut Message) -> Result<Vec<(String, String)>, NodeError> {
     Ok(out)
 }
 
+/// `LocalEnvironment.Destination.REST.Request.BaseURL`: the flow's override of `base_url`.
+fn base_url_override(msg: &mut Message) -> Result<Option<String>, NodeError> {
+    let le = &mut msg.local_environment;
+    let r = le.root();
+    let Some(id) = le.path(r, &["Destination", "REST", "Request", "BaseURL"])? else {
+        return Ok(None);
+    };
+    let url = String::from_utf8_lossy(le.value_bytes(id).unwrap_or_default())
+        .trim()
+        .to_string();
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(NodeError::recoverable(format!(
+            "LocalEnvironment.Destination.REST.Request.BaseURL `{url}` is not an http:// or https:// URL"
+        )));
+    }
+    Ok(Some(url))
+}
+
 /// The values the flow set for parameter `name`.
 fn values<'a>(params: &'a [(String, String)], name: &'a str) -> impl Iterator<Item = &'a str> {
     params
@@ -183,13 +256,14 @@ fn values<'a>(params: &'a [(String, String)], name: &'a str) -> impl Iterator<It
         .map(|(_, v)| v.as_str())
 }
 
-impl RestRequest {
+impl RestCall {
     /// The URL and extra headers of a call with `params`; a missing path parameter raises.
     fn target(
         &self,
+        base_url: &str,
         params: &[(String, String)],
     ) -> Result<(String, Vec<(String, Bytes)>), NodeError> {
-        let mut url = self.base_url.clone();
+        let mut url = base_url.trim_end_matches('/').to_string();
         for s in &self.op.template.segments {
             url.push('/');
             match s {
@@ -231,22 +305,11 @@ impl RestRequest {
 
 impl Node for RestRequest {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
-        let params = parameters(msg)?;
-        let (url, mut headers) = self.target(&params)?;
-        headers.extend(request_headers(msg)?);
-        // Operations that take no body get none, whatever the message holds.
-        let (body, content_type) = if self.op.request_body.is_some()
-            || matches!(
-                self.method,
-                hyper::Method::POST | hyper::Method::PUT | hyper::Method::PATCH
-            ) {
-            serialize_body_for_http(msg)?
-        } else {
-            (Bytes::new(), "application/json".into())
-        };
-        let answer = self
-            .caller
-            .call(&self.method, &url, headers, body, &content_type)?;
+        let p = self.call.prepare(msg)?;
+        let url = p.url;
+        let answer =
+            self.caller
+                .call(self.call.method(), &url, p.headers, p.body, &p.content_type)?;
         let status = answer.status;
         let mut out = response_message(&self.parsing, msg, answer)?;
         if status >= 400 {
@@ -257,7 +320,7 @@ impl Node for RestRequest {
                     3151,
                     format!(
                         "operation {} ({url}) answered with status {status}",
-                        self.op.id
+                        self.call.operation_id()
                     ),
                 ));
             }

@@ -13,14 +13,16 @@ use sluice_node_api::{
 };
 use sluice_nodes_core::terminals::{FAILURE_DOC, In};
 use sluice_nodes_core::validation::{ValidationProps, Validator};
-use sluice_tree::{NodeId, Position, Text, Tree, Value, field_type};
+use sluice_tree::Tree;
 
-use crate::async_pair::{Delivery, InFlight, Pairing, pairing};
 use crate::client::{SoapClient, new_client, post};
 use crate::request::{Target, call_error, request_body, url_override};
 use crate::validation::wsdl_validator;
 use crate::wsa::{self, Addressing};
 use crate::wsdl::Operation;
+use sluice_nodes_http::async_pair::{
+    Delivery, InFlight, Pairing, folder, pairing, set_field, user_context,
+};
 
 terminals! {
     /// SOAPAsyncRequest's outputs.
@@ -130,7 +132,7 @@ impl BuildNode for SoapAsyncRequestProps {
         }
         Ok(NodeImpl::Process(Arc::new(SoapAsyncRequest {
             unique_id: self.unique_identifier.clone(),
-            pairing: pairing(&self.unique_identifier),
+            pairing: pairing("SOAP", &self.unique_identifier),
             router: Arc::clone(&b.services.http),
             action: request_action(&target.op),
             op: target.op,
@@ -181,58 +183,6 @@ fn wsa_override(le: &mut Tree, name: &str) -> Result<Option<String>, NodeError> 
         .filter(|s| !s.is_empty()))
 }
 
-/// `LocalEnvironment.Destination.SOAP.Request.UserContext`, copied into a tree of its own.
-fn user_context(le: &mut Tree) -> Result<Option<Tree>, NodeError> {
-    let r = le.root();
-    let Some(id) = le.path(r, &["Destination", "SOAP", "Request", "UserContext"])? else {
-        return Ok(None);
-    };
-    le.expand_all(id)?;
-    let mut t = Tree::new("LocalEnvironment");
-    let top = t.root();
-    t.copy_from(le, id, top, Position::LastChild)?;
-    Ok(Some(t))
-}
-
-/// The child `name` of `parent`, made when there is none.
-pub(crate) fn folder(
-    tree: &mut Tree,
-    parent: NodeId,
-    name: &'static str,
-) -> Result<NodeId, NodeError> {
-    if let Some(f) = tree.child_named(parent, None, name.as_bytes(), 0)? {
-        return Ok(f);
-    }
-    Ok(tree.create_last_child(
-        parent,
-        field_type::NAME,
-        Text::from_static(name),
-        Value::Null,
-    )?)
-}
-
-/// Set the field `name` of `parent` to `v`.
-pub(crate) fn set_field(
-    tree: &mut Tree,
-    parent: NodeId,
-    name: &'static str,
-    v: &str,
-) -> Result<(), NodeError> {
-    let t = tree.alloc_text(v.as_bytes());
-    match tree.child_named(parent, None, name.as_bytes(), 0)? {
-        Some(f) => tree.set_value(f, Value::Character(t)),
-        None => {
-            tree.create_last_child(
-                parent,
-                field_type::NAME_VALUE,
-                Text::from_static(name),
-                Value::Character(t),
-            )?;
-        }
-    }
-    Ok(())
-}
-
 /// `LocalEnvironment.WrittenDestination.SOAP.Request`: where the request went and its MessageID.
 fn written_destination(le: &mut Tree, url: &str, message_id: &str) -> Result<(), NodeError> {
     let r = le.root();
@@ -275,7 +225,7 @@ impl Node for SoapAsyncRequest {
             reply_to: Some(reply_to),
             ..Addressing::default()
         };
-        let context = user_context(le)?;
+        let context = user_context(le, "SOAP")?;
         let (body, headers) = request_body(msg, &self.op, self.validator.as_deref(), |t, id| {
             wsa::write_request(t, id, &addressing).map_err(NodeError::from)
         })?;
@@ -340,29 +290,5 @@ mod tests {
         assert!(check_unique_identifier("a/b").is_err());
         assert!(check_unique_identifier("").is_err());
         assert!(check_unique_identifier("orders-1.v2_x").is_ok());
-    }
-
-    #[test]
-    fn user_context_copies_the_subtree_when_present() {
-        let mut le = Tree::new("LocalEnvironment");
-        let r = le.root();
-        let d = folder(&mut le, r, "Destination").expect("d");
-        let s = folder(&mut le, d, "SOAP").expect("s");
-        let q = folder(&mut le, s, "Request").expect("q");
-        let u = folder(&mut le, q, "UserContext").expect("u");
-        set_field(&mut le, u, "order", "42").expect("field");
-        let mut t = user_context(&mut le).expect("ok").expect("some");
-        let tr = t.root();
-        let uc = t
-            .path(tr, &["UserContext", "order"])
-            .expect("path")
-            .expect("order");
-        assert_eq!(t.value_bytes(uc), Some(&b"42"[..]));
-    }
-
-    #[test]
-    fn user_context_is_none_when_the_flow_set_none() {
-        let mut le = Tree::new("LocalEnvironment");
-        assert!(user_context(&mut le).expect("ok").is_none());
     }
 }

@@ -9,16 +9,19 @@ use bytes::Bytes;
 use sluice_node_api::http_listener::{HttpRequest, HttpResponse, HttpRouter, RequestQueue};
 use sluice_node_api::{
     BuildContext, BuildNode, ConfigError, ExampleInput, ExampleOutcome, ExceptionKind, InputNode,
-    InstanceRunner, Invocation, Message, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec,
-    Runs, Terminal, Terminals, properties, terminals,
+    InstanceRunner, Message, NodeBuilder, NodeError, NodeExample, NodeImpl, NodeSpec, Runs,
+    Terminals, properties, terminals,
 };
 use sluice_nodes_core::terminals::{CATCH_DOC, FAILURE_DOC};
+use sluice_nodes_http::async_pair::{
+    self, Delivery, InFlight, Pairing, ResponseFlow, dropped, folder, is_wake_up, pairing,
+    set_field,
+};
 use sluice_parsers::soap::SoapVersion;
 use sluice_parsers::soap::fault::{self, Fault, FaultCode};
-use sluice_tree::{NodeId, Position, Tree};
+use sluice_tree::{NodeId, Tree};
 
-use crate::async_pair::{Delivery, InFlight, Pairing, dropped, is_wake_up, pairing};
-use crate::async_request::{check_unique_identifier, folder, set_field};
+use crate::async_request::check_unique_identifier;
 use crate::client::Answer;
 use crate::input::http_header_tree;
 use crate::pending::fault_response;
@@ -114,7 +117,7 @@ impl BuildNode for SoapAsyncResponseProps {
             router: Arc::clone(&b.services.http),
             queue,
             owner,
-            pairing: pairing(&self.unique_identifier),
+            pairing: pairing("SOAP", &self.unique_identifier),
         })))
     }
 
@@ -154,20 +157,9 @@ fn response_environment(
     request: &mut InFlight,
     message_id: &str,
 ) -> Result<(), NodeError> {
-    let r = le.root();
-    let s = folder(le, r, "SOAP")?;
-    let resp = folder(le, s, "Response")?;
-    if let Some(ctx) = request.user_context.as_mut() {
-        let cr = ctx.root();
-        if let Some(u) = ctx.first_child(cr)? {
-            le.copy_from(ctx, u, resp, Position::LastChild)?;
-        }
-    }
+    let resp = async_pair::response_environment(le, "SOAP", request)?;
     let w = folder(le, resp, "WSA")?;
-    set_field(le, w, "RelatesTo", message_id)?;
-    let t = folder(le, resp, "Transport")?;
-    let h = folder(le, t, "HTTP")?;
-    set_field(le, h, "WebServiceURL", &request.url)
+    set_field(le, w, "RelatesTo", message_id)
 }
 
 impl SoapAsyncResponse {
@@ -254,17 +246,7 @@ impl SoapAsyncResponse {
                 let mut msg = Message::new();
                 match attach_answer(&mut msg, &request.url, &answer) {
                     Ok(id) => self.run_reply(runner, msg, id, &mut request, &message_id),
-                    Err(e) => {
-                        let mut msg = Message::new();
-                        match response_environment(
-                            &mut msg.local_environment,
-                            &mut request,
-                            &message_id,
-                        ) {
-                            Ok(()) => self.run_failure(runner, &mut msg, e),
-                            Err(le) => self.run_failure(runner, &mut msg, le),
-                        }
-                    }
+                    Err(e) => self.fail_request(runner, &mut request, &message_id, e),
                 }
             }
             Delivery::Timeout {
@@ -280,12 +262,28 @@ impl SoapAsyncResponse {
                         request.timeout.as_secs()
                     ),
                 );
-                let mut msg = Message::new();
-                match response_environment(&mut msg.local_environment, &mut request, &message_id) {
-                    Ok(()) => self.run_failure(runner, &mut msg, e),
-                    Err(le) => self.run_failure(runner, &mut msg, le),
-                }
+                self.fail_request(runner, &mut request, &message_id, e);
             }
+            Delivery::Failed {
+                message_id,
+                mut request,
+                error,
+            } => self.fail_request(runner, &mut request, &message_id, error),
+        }
+    }
+
+    /// Run the flow from `failure` for a request that got no reply, with its UserContext.
+    fn fail_request(
+        &self,
+        runner: &mut dyn InstanceRunner,
+        request: &mut InFlight,
+        message_id: &str,
+        e: NodeError,
+    ) {
+        let mut msg = Message::new();
+        match response_environment(&mut msg.local_environment, request, message_id) {
+            Ok(()) => self.run_failure(runner, &mut msg, e),
+            Err(le) => self.run_failure(runner, &mut msg, le),
         }
     }
 
@@ -319,51 +317,22 @@ impl SoapAsyncResponse {
             }
             Ok(None) => SoapAsyncResponseOutput::Out,
         };
-        let mut inv = Invocation::new();
-        let result = match runner.invoke(&mut inv, terminal.into(), &mut msg) {
-            Err(e) if runner.is_wired(SoapAsyncResponseOutput::Catch.into()) => e
-                .exception
-                .write_to(&mut msg.exception_list)
-                .map_err(NodeError::from)
-                .and_then(|_| {
-                    runner.invoke(&mut inv, SoapAsyncResponseOutput::Catch.into(), &mut msg)
-                }),
-            r => r,
-        };
-        self.finish(inv, result);
+        self.response_flow().run(runner, terminal.into(), &mut msg);
     }
 
-    /// Run the flow from `failure` with the exception in the ExceptionList; when that is not
-    /// wired, the exception is logged, since there is no sender left to tell.
-    fn run_failure(&self, runner: &mut dyn InstanceRunner, msg: &mut Message, mut e: NodeError) {
-        e.exception.label.clone_from(&self.label);
-        e.exception.node_type = "SOAPAsyncResponse".to_string();
-        let terminal: Terminal = SoapAsyncResponseOutput::Failure.into();
-        if !runner.is_wired(terminal) {
-            tracing::warn!(error = %e, flow = %self.flow, "Failed to process an asynchronous SOAP reply.");
-            return;
+    fn response_flow(&self) -> ResponseFlow<'_> {
+        ResponseFlow {
+            flow: &self.flow,
+            label: &self.label,
+            node_type: "SOAPAsyncResponse",
+            failure: SoapAsyncResponseOutput::Failure.into(),
+            catch: SoapAsyncResponseOutput::Catch.into(),
         }
-        let mut inv = Invocation::new();
-        let result = e
-            .exception
-            .write_to(&mut msg.exception_list)
-            .map_err(NodeError::from)
-            .and_then(|_| runner.invoke(&mut inv, terminal, msg));
-        self.finish(inv, result);
     }
 
-    fn finish(&self, mut inv: Invocation, result: Result<(), NodeError>) {
-        match result {
-            Ok(()) => {
-                if let Err(error) = inv.unit_of_work.commit() {
-                    tracing::warn!(%error, flow = %self.flow, "Failed to commit the unit of work.");
-                }
-            }
-            Err(error) => {
-                inv.unit_of_work.rollback();
-                tracing::warn!(%error, flow = %self.flow, "Message processing failed.");
-            }
-        }
+    /// Run the flow from `failure` with the exception in the ExceptionList.
+    fn run_failure(&self, runner: &mut dyn InstanceRunner, msg: &mut Message, e: NodeError) {
+        self.response_flow().fail(runner, msg, e);
     }
 }
 

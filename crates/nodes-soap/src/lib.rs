@@ -2,7 +2,6 @@
 //! listener, SOAPRequest calling a SOAP service, SOAPAsyncRequest and SOAPAsyncResponse calling
 //! one asynchronously, SOAPEnvelope and SOAPExtract; and the WSDL 1.1 loader they share. The SOAP domain itself is `sluice_parsers::soap`.
 
-pub mod async_pair;
 pub mod async_request;
 pub mod async_response;
 mod attachments;

@@ -167,6 +167,21 @@ const CASES: &[ComplianceCase] = &[
             XML,
         ),
     ),
+    // No RESTAsyncResponse node with its identifier runs, so there is nowhere for a response
+    // to go.
+    case(
+        "RESTAsyncRequest",
+        "unique_identifier: compliance-request, api: apis/orders.yaml, operation: createOrder, base_url: 'http://127.0.0.1:1'",
+        fails_with(
+            "unique_identifier: compliance-request, api: apis/orders.yaml, operation: createOrder, base_url: 'http://127.0.0.1:1'",
+            XML,
+        ),
+    ),
+    case(
+        "RESTAsyncResponse",
+        "unique_identifier: compliance-response",
+        Failing::Never("input node: started and stopped only"),
+    ),
     // The broker `local` is port 1 on the loopback, which refuses connections at once: the
     // subscriber keeps trying in the background, the publisher fails.
     case(

@@ -1,8 +1,9 @@
-//! SOAPAsyncRequest and SOAPAsyncResponse against the real binary: a request flow calls SOAP
-//! services of the same server (one honouring WS-Addressing ReplyTo, one answering on the
-//! connection, one that accepts and never answers), and a response flow puts what its
-//! SOAPAsyncResponse node received, from which terminal, on a queue. Also the samples' pair
-//! calling `/samples/soap-echo`.
+//! The asynchronous request/response pairs against the real binary. SOAPAsyncRequest in one
+//! flow calls SOAP services of the same server (one honouring WS-Addressing ReplyTo, one
+//! answering on the connection, one that accepts and never answers), and a second flow puts
+//! what its SOAPAsyncResponse node received, from which terminal, on a queue; also the
+//! samples' pair calling `/samples/soap-echo`. RESTAsyncRequest and RESTAsyncResponse the same
+//! way, calling an OpenAPI operation served by an HTTPInput flow.
 
 mod common;
 
@@ -64,6 +65,53 @@ CREATE COMPUTE MODULE FromFault
 	END;
 END MODULE;
 
+CREATE COMPUTE MODULE RestTarget
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot = InputRoot;
+		SET OutputLocalEnvironment = InputLocalEnvironment;
+		SET OutputLocalEnvironment.Destination.REST.Request.BaseURL =
+			COALESCE(InputRoot.HTTPInputHeader."X-Base-Url",
+				'http://' || InputRoot.HTTPInputHeader.Host || '/rest');
+		SET OutputLocalEnvironment.Destination.REST.Request.UserContext.requestId =
+			InputRoot.HTTPInputHeader."X-Request-Id";
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE RestOut
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot.Properties = InputRoot.Properties;
+		SET OutputRoot.XMLNSC.r.terminal = 'out';
+		SET OutputRoot.XMLNSC.r.requestId = InputLocalEnvironment.REST.Response.UserContext.requestId;
+		SET OutputRoot.XMLNSC.r.text = InputRoot.JSON.Data.text;
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE RestError
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot.Properties = InputRoot.Properties;
+		SET OutputRoot.XMLNSC.r.terminal = 'error';
+		SET OutputRoot.XMLNSC.r.requestId = InputLocalEnvironment.REST.Response.UserContext.requestId;
+		SET OutputRoot.XMLNSC.r.text = InputRoot.HTTPResponseHeader."X-Original-HTTP-Status-Code";
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE RestFailure
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot.Properties = InputRoot.Properties;
+		SET OutputRoot.XMLNSC.r.terminal = 'failure';
+		SET OutputRoot.XMLNSC.r.requestId = InputLocalEnvironment.REST.Response.UserContext.requestId;
+		SET OutputRoot.XMLNSC.r.text = InputExceptionList.*[1].Text;
+		RETURN TRUE;
+	END;
+END MODULE;
+
 CREATE COMPUTE MODULE FromFailure
 	CREATE FUNCTION Main() RETURNS BOOLEAN
 	BEGIN
@@ -77,7 +125,31 @@ CREATE COMPUTE MODULE FromFailure
 END MODULE;
 "#;
 
+const API: &str = r#"openapi: 3.0.3
+info: { title: Echo, version: "1" }
+servers:
+  - url: http://127.0.0.1:1/rest
+paths:
+  /echo:
+    post:
+      operationId: echo
+      requestBody: { content: { application/json: { schema: { type: object } } } }
+      responses: { "200": { description: the body it was sent } }
+"#;
+
 const FLOWS: &[(&str, &str)] = &[
+    (
+        "rest-echo",
+        "flow: rest-echo\nnodes:\n  in: { type: HTTPInput, path: /rest/echo, domain: JSON, wires: { out: [reply] } }\n  reply: { type: HTTPReply }\n",
+    ),
+    (
+        "rest-call",
+        "flow: rest-call\nnodes:\n  in: { type: HTTPInput, path: /rest-call, domain: JSON, wires: { out: [target] } }\n  target: { type: Compute, module: RestTarget, compute_mode: message_local_environment, wires: { out: [send] } }\n  send: { type: RESTAsyncRequest, unique_identifier: r, api: clients/echo.yaml, operation: echo, timeout_secs: 5, wires: { out: [reply] } }\n  reply: { type: HTTPReply }\n",
+    ),
+    (
+        "rest-receive",
+        "flow: rest-receive\nnodes:\n  in: { type: RESTAsyncResponse, unique_identifier: r, domain: JSON, wires: { out: [o], error: [e], failure: [x] } }\n  o: { type: Compute, module: RestOut, wires: { out: [put] } }\n  e: { type: Compute, module: RestError, wires: { out: [put] } }\n  x: { type: Compute, module: RestFailure, wires: { out: [put] } }\n  put: { type: MQOutput, queue: ASYNC.OUT }\n",
+    ),
     (
         "echo-wsa",
         "flow: echo-wsa\nnodes:\n  in: { type: SOAPInput, wsdl_file: services/echo.wsdl, path: /echo-wsa, use_wsa: true, wires: { out: [reply] } }\n  reply: { type: SOAPReply }\n",
@@ -104,7 +176,7 @@ fn server() -> &'static Server {
     static S: OnceLock<(TempDir, Server)> = OnceLock::new();
     &S.get_or_init(|| {
         let p = TempDir::new("soap-async");
-        for d in ["flows", "services", "esql"] {
+        for d in ["flows", "services", "esql", "clients"] {
             std::fs::create_dir_all(p.path().join(d)).expect("dir");
         }
         std::fs::copy(
@@ -114,6 +186,7 @@ fn server() -> &'static Server {
         .expect("wsdl");
         std::fs::write(p.path().join("sluice.yaml"), SETTINGS).expect("settings");
         std::fs::write(p.path().join("esql/async.esql"), ESQL).expect("esql");
+        std::fs::write(p.path().join("clients/echo.yaml"), API).expect("api");
         for (name, text) in FLOWS {
             std::fs::write(p.path().join(format!("flows/{name}.yaml")), text).expect("flow");
         }
@@ -290,6 +363,55 @@ fn soap_async_response_sends_a_reply_nobody_waits_for_to_failure() {
     let got = reply_for(s, "ASYNC.OUT", "none", Duration::from_secs(20));
     assert!(got.contains("<terminal>failure</terminal>"), "{got}");
     assert!(got.contains("urn:uuid:nobody-waits"), "{got}");
+}
+
+fn rest_call(base_url: Option<&str>, request_id: &str, body: &str) -> Response {
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("X-Request-Id", request_id),
+    ];
+    if let Some(b) = base_url {
+        headers.push(("X-Base-Url", b));
+    }
+    post(server().http_port, "/rest-call", &headers, body.as_bytes())
+}
+
+#[test]
+fn rest_async_response_reaches_the_response_flow_with_the_user_context() {
+    let _g = serial();
+    let r = rest_call(None, "rest-ok", r#"{"text":"hi rest"}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let got = reply_for(server(), "ASYNC.OUT", "rest-ok", Duration::from_secs(20));
+    assert!(got.contains("<terminal>out</terminal>"), "{got}");
+    assert!(got.contains("<text>hi rest</text>"), "{got}");
+}
+
+#[test]
+fn rest_async_error_status_goes_to_the_error_terminal() {
+    let _g = serial();
+    let base = format!("http://127.0.0.1:{}/nowhere", server().http_port);
+    let r = rest_call(Some(&base), "rest-404", r#"{"text":"lost"}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let got = reply_for(server(), "ASYNC.OUT", "rest-404", Duration::from_secs(20));
+    assert!(got.contains("<terminal>error</terminal>"), "{got}");
+    assert!(got.contains("<text>404</text>"), "{got}");
+}
+
+#[test]
+fn rest_async_failure_reaches_the_response_flow_when_the_api_is_unreachable() {
+    let _g = serial();
+    let r = rest_call(
+        Some("http://127.0.0.1:1/rest"),
+        "rest-down",
+        r#"{"text":"x"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let got = reply_for(server(), "ASYNC.OUT", "rest-down", Duration::from_secs(20));
+    assert!(got.contains("<terminal>failure</terminal>"), "{got}");
+    assert!(
+        got.contains("the request to http://127.0.0.1:1/rest/echo failed"),
+        "{got}"
+    );
 }
 
 fn samples() -> &'static Server {
