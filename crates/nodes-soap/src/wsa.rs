@@ -213,3 +213,54 @@ fn declare_prefix(tree: &mut Tree, soap: NodeId) -> Result<(), TreeError> {
     tree.set_namespace(d, x);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use sluice_parsers::soap::{self, SoapParser};
+
+    fn envelope() -> (Tree, NodeId) {
+        let mut t = Tree::new("Root");
+        let r = t.root();
+        let doc = concat!(
+            r#"<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/">"#,
+            "<s:Body><echo><text>hi</text></echo></s:Body></s:Envelope>"
+        );
+        let id = soap::attach(
+            &mut t,
+            r,
+            Bytes::from_static(doc.as_bytes()),
+            SoapParser::shared(),
+        );
+        t.expand_all(id).expect("parse");
+        (t, id)
+    }
+
+    #[test]
+    fn write_request_headers_read_back_when_the_envelope_had_no_header() {
+        let (mut t, id) = envelope();
+        let a = Addressing {
+            message_id: Some("urn:uuid:1".into()),
+            action: Some("urn:echo".into()),
+            to: Some("http://svc/echo".into()),
+            reply_to: Some("http://me/soap-async/x".into()),
+            ..Addressing::default()
+        };
+        write_request(&mut t, id, &a).expect("write");
+        assert_eq!(read(&mut t, id).expect("read"), Some(a));
+    }
+
+    #[test]
+    fn read_gives_relates_to_when_a_reply_carries_it() {
+        let (mut t, id) = envelope();
+        let request = Addressing {
+            message_id: Some("urn:uuid:req".into()),
+            ..Addressing::default()
+        };
+        write_reply(&mut t, id, &request, "urn:echoResponse").expect("write");
+        let back = read(&mut t, id).expect("read").expect("addressing");
+        assert_eq!(back.relates_to.as_deref(), Some("urn:uuid:req"));
+        assert_eq!(back.action.as_deref(), Some("urn:echoResponse"));
+    }
+}
