@@ -227,7 +227,8 @@ impl SoapAsyncResponse {
         self.run_reply(runner, msg, soap_id, &mut request, &message_id);
     }
 
-    /// A delivery from the request side: a synchronous answer or a timeout.
+    /// A delivery from the request side: an answer on the request's connection, a timeout or a
+    /// failure.
     fn receive(&self, runner: &mut dyn InstanceRunner, d: Delivery) {
         match d {
             Delivery::Answer {
