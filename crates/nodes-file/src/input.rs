@@ -771,10 +771,15 @@ impl FileInfo {
         delimiter: Option<&[u8]>,
     ) -> Result<(), FileError> {
         let le = &mut msg.local_environment;
+        // File and its seven fields, in one allocation rather than the vector's doublings.
+        le.reserve(8);
         let buf = le.add_buffer(self.texts.clone());
         let total = u32::try_from(self.texts.len()).unwrap_or(0);
         let (dir, name) = (self.dir_len, self.name_len);
         let delimiter = match delimiter {
+            // The line ends, which nearly every delimited file has, need no copy.
+            Some(b"\n") => Value::Character(Text::from_static("\n")),
+            Some(b"\r\n") => Value::Character(Text::from_static("\r\n")),
             Some(d) => Value::Character(le.alloc_text(String::from_utf8_lossy(d).as_bytes())),
             None => Value::Null,
         };

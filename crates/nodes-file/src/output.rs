@@ -7,7 +7,6 @@
 //! a FileInput's unit of work the node reports each append to the input file's checkpoint, so
 //! that a record rolled back, or processed again after a crash, is not in the file twice.
 
-use std::borrow::Cow;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -196,10 +195,11 @@ impl BuildNode for FileOutputProps {
             framing,
             open: Mutex::new(None),
             fixed: None,
+            named: Mutex::new(None),
         };
         // Building makes no file system calls, and `absolute` makes none.
         if let (Some(dir), Some(name)) = (&node.directory, &node.file_name) {
-            node.fixed = node.locate(dir, name.clone()).ok();
+            node.fixed = node.locate(dir, name.clone()).ok().map(Arc::new);
         }
         Ok(NodeImpl::Process(Arc::new(node)))
     }
@@ -218,7 +218,18 @@ struct FileOutput {
     open: Mutex<Option<Open>>,
     /// The target of the properties, made once: a message that does not name its own
     /// directory and file goes there without a path being built for it.
-    fixed: Option<Target>,
+    fixed: Option<Arc<Target>>,
+    /// The target a message named last, with the directory and name it was made from: a flow
+    /// that names its file in LocalEnvironment names the same one for many records, and
+    /// making a target builds three paths.
+    named: Mutex<Option<Named>>,
+}
+
+/// A target made from a message's `Destination.File` directory and name.
+struct Named {
+    dir: Option<String>,
+    name: String,
+    target: Arc<Target>,
 }
 
 /// The transit file written last.
@@ -250,24 +261,44 @@ impl Target {
 }
 
 impl FileOutput {
-    fn target(&self, msg: &mut Message) -> Result<Cow<'_, Target>, NodeError> {
+    fn target(&self, msg: &mut Message) -> Result<Arc<Target>, NodeError> {
         let le = &mut msg.local_environment;
         let dir = le_text(le, &["Destination", "File", "Directory"])?;
         let name = le_text(le, &["Destination", "File", "Name"])?;
         if let (None, None, Some(fixed)) = (&dir, &name, &self.fixed) {
-            return Ok(Cow::Borrowed(fixed));
+            return Ok(Arc::clone(fixed));
         }
+        let mut named = self
+            .named
+            .lock()
+            .map_err(|_| NodeError::recoverable("the output target's lock is poisoned"))?;
+        if let Some(n) = named.as_ref()
+            && n.dir == dir
+            && name.as_ref() == Some(&n.name)
+        {
+            return Ok(Arc::clone(&n.target));
+        }
+        let key = dir.clone();
         let dir = dir.or_else(|| self.directory.clone()).ok_or_else(|| {
             NodeError::recoverable(
                 "no output directory: set `directory` or LocalEnvironment.Destination.File.Directory",
             )
         })?;
-        let name = name.or_else(|| self.file_name.clone()).ok_or_else(|| {
-            NodeError::recoverable(
-                "no output file name: set `file_name` or LocalEnvironment.Destination.File.Name",
-            )
-        })?;
-        self.locate(&dir, name).map(Cow::Owned)
+        let Some(name) = name else {
+            let name = self.file_name.clone().ok_or_else(|| {
+                NodeError::recoverable(
+                    "no output file name: set `file_name` or LocalEnvironment.Destination.File.Name",
+                )
+            })?;
+            return self.locate(&dir, name).map(Arc::new);
+        };
+        let target = Arc::new(self.locate(&dir, name.clone())?);
+        *named = Some(Named {
+            dir: key,
+            name,
+            target: Arc::clone(&target),
+        });
+        Ok(target)
     }
 
     /// The target for directory `dir` and file `name`.

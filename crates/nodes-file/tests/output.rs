@@ -204,3 +204,29 @@ fn file_output_refuses_a_name_with_a_folder_in_it() {
     assert!(run.harness.take_outcomes()[0].is_err());
     assert!(!d.path("escape.txt").exists());
 }
+
+#[test]
+fn file_output_appends_to_the_file_each_message_names_when_names_alternate() {
+    let d = DataDir::new("out-named");
+    let src = "nodes:\n  inject: { type: Inject, wires: { out: [write] } }\n  write: { type: FileOutput, directory: out, record_definition: delimited, delimiter: unix }\n";
+    let run = build(src, &d.0);
+    let elsewhere = d.path("elsewhere").to_string_lossy().into_owned();
+    for (body, dir, name) in [
+        ("1", None, "a.txt"),
+        ("2", None, "a.txt"),
+        ("3", Some(elsewhere.as_str()), "a.txt"),
+        ("4", None, "b.txt"),
+        ("5", None, "a.txt"),
+        ("6", Some(elsewhere.as_str()), "a.txt"),
+    ] {
+        let mut destination = vec![("Name", name)];
+        destination.extend(dir.map(|d| ("Directory", d)));
+        run.harness.inject(message(body, &destination));
+    }
+    run.harness.run(&run.flow);
+    assert!(run.harness.take_outcomes().iter().all(Result::is_ok));
+    let read = |p: &str| std::fs::read(d.path(p)).unwrap();
+    assert_eq!(read("out/mqsitransit/a.txt"), b"1\n2\n5\n");
+    assert_eq!(read("out/mqsitransit/b.txt"), b"4\n");
+    assert_eq!(read("elsewhere/mqsitransit/a.txt"), b"3\n6\n");
+}
