@@ -363,11 +363,14 @@ impl Writer {
 
     /// Most of the log on disk is dead: messages put in bulk and since got (a drained
     /// backlog), with too little traffic after them to fill segments and trigger the usual
-    /// checkpoint. Three quarters dead, and at least `checkpoint_min_bytes` of log.
+    /// checkpoint. Three quarters dead, and at least `checkpoint_min_bytes` of log — or none of
+    /// it live while the newest checkpoint still holds messages: a reclaim that ran while the
+    /// backlog was being drained left them there, and they would stay until traffic came.
     fn dead_log(&self) -> bool {
         let on_disk = self.since_ckpt + self.ckpt_bytes;
+        let drained = self.live_bytes == 0 && self.ckpt_bytes > 0;
         self.poisoned.is_none()
-            && on_disk >= self.cfg.checkpoint_min_bytes
+            && (on_disk >= self.cfg.checkpoint_min_bytes || drained)
             && on_disk / 4 > self.live_bytes
     }
 
