@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use common::tempdir::TempDir;
-use common::{Response, Server, read_response, samples_dir};
+use common::{Response, Server, request, samples_dir};
 
 const SETTINGS: &str = "queues:\n  - { name: ASYNC.OUT, max_depth: 1000 }\n";
 
@@ -229,21 +229,10 @@ fn reply_for(s: &Server, queue: &str, request_id: &str, wait: Duration) -> Strin
 
 /// A POST with the Host header naming the server's real address, which the flows call back on.
 fn post(port: u16, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
-    use std::io::Write;
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let mut head = format!(
-        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (n, v) in headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).expect("write head");
-    s.write_all(body).expect("write body");
-    read_response(&mut s)
+    let host = format!("127.0.0.1:{port}");
+    let mut all = vec![("Host", host.as_str())];
+    all.extend_from_slice(headers);
+    request(port, "POST", path, &all, body)
 }
 
 fn call(target: (&str, &str), request_id: &str, body: &str) -> Response {

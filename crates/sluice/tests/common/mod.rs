@@ -269,12 +269,18 @@ pub fn request(
     read_response(&mut s)
 }
 
+/// Send a request; `Host: localhost` unless `headers` name another host.
 pub fn send(s: &mut TcpStream, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) {
+    let is_host = |n: &str| n.eq_ignore_ascii_case("host");
+    let host = headers
+        .iter()
+        .find(|(n, _)| is_host(n))
+        .map_or("localhost", |(_, v)| *v);
     let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\n",
         body.len()
     );
-    for (n, v) in headers {
+    for (n, v) in headers.iter().filter(|(n, _)| !is_host(n)) {
         head.push_str(&format!("{n}: {v}\r\n"));
     }
     head.push_str("\r\n");
