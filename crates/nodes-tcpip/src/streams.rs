@@ -6,8 +6,9 @@
 //! or the connection closes; `reserve_and_release_at_end` ends with the invocation's unit of
 //! work.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
@@ -127,8 +128,13 @@ impl Holders {
 
     /// Let `s` go if this thread holds it. Whether it did.
     fn release(&self, s: Stream) -> bool {
+        self.release_by(me(), s)
+    }
+
+    /// Let `s` go if thread `who` holds it. Whether it did.
+    fn release_by(&self, who: ThreadId, s: Stream) -> bool {
         let mut held = self.lock();
-        if held[s as usize] != Some(me()) {
+        if held[s as usize] != Some(who) {
             return false;
         }
         held[s as usize] = None;
@@ -165,6 +171,7 @@ impl Connection {
             })?;
         if taken {
             self.refresh_reserved();
+            remember(self, s);
         }
         if m == StreamModification::ReserveAndReleaseAtEnd {
             uow.get_or_join(&format!("tcpip-{}-{}", s.name(), self.id), || {
@@ -193,8 +200,48 @@ impl Connection {
     pub fn release_stream(&self, s: Stream) {
         if self.holders.release(s) {
             self.refresh_reserved();
+            forget(self, s);
         }
     }
+}
+
+/// The streams a thread reserved, let go when the thread ends (its flow stopped or was
+/// redeployed): a reservation of a thread that no longer runs would hold its stream for ever.
+struct Reservations {
+    /// The thread's id, kept because `std::thread::current` is gone while thread-locals drop.
+    thread: ThreadId,
+    held: Vec<(Weak<Connection>, Stream)>,
+}
+
+impl Drop for Reservations {
+    fn drop(&mut self) {
+        for (c, s) in self.held.drain(..) {
+            if let Some(c) = c.upgrade()
+                && c.holders.release_by(self.thread, s)
+            {
+                c.refresh_reserved();
+            }
+        }
+    }
+}
+
+thread_local! {
+    static RESERVED: RefCell<Reservations> = RefCell::new(Reservations {
+        thread: me(),
+        held: Vec::new(),
+    });
+}
+
+fn remember(c: &Arc<Connection>, s: Stream) {
+    let _ = RESERVED.try_with(|r| r.borrow_mut().held.push((Arc::downgrade(c), s)));
+}
+
+fn forget(c: &Connection, s: Stream) {
+    let _ = RESERVED.try_with(|r| {
+        r.borrow_mut()
+            .held
+            .retain(|(w, t)| !(*t == s && std::ptr::eq(w.as_ptr(), c)) && w.strong_count() > 0)
+    });
 }
 
 /// A reservation that ends with the invocation.
@@ -240,6 +287,48 @@ mod tests {
         assert_eq!(late, Ok(true));
         assert!(h.held_by_other(Stream::Output));
         assert!(!h.release(Stream::Output), "only the holder releases");
+    }
+
+    #[test]
+    fn a_reservation_ends_with_the_thread_that_made_it() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let set = Arc::new(crate::connection::ConnectionSet::default());
+        let (conn, _client) = rt.block_on(async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = l.local_addr().unwrap();
+            let client = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let (s, _) = l.accept().await.unwrap();
+            let c = Connection::open(s, "TCPIPServer", "127.0.0.1".into(), addr.port(), &set);
+            (c.unwrap(), client)
+        });
+        let (held, go) = (
+            std::sync::mpsc::channel::<()>(),
+            std::sync::mpsc::channel::<()>(),
+        );
+        let c = Arc::clone(&conn);
+        let flow = std::thread::spawn(move || {
+            let mut uow = UnitOfWork::default();
+            let m = StreamModification::Reserve;
+            c.claim(Stream::Output, m, Duration::ZERO, &mut uow)
+                .unwrap();
+            c.claim(Stream::Input, m, Duration::ZERO, &mut uow).unwrap();
+            held.0.send(()).unwrap();
+            go.1.recv().unwrap();
+        });
+        held.1.recv().unwrap();
+        assert!(conn.holders.held_by_other(Stream::Output));
+        assert!(
+            conn.is_reserved(),
+            "a held input stream stops the input node"
+        );
+        go.0.send(()).unwrap();
+        flow.join().unwrap();
+        assert!(!conn.holders.held_by_other(Stream::Output));
+        assert!(!conn.holders.held_by_other(Stream::Input));
+        assert!(!conn.is_reserved());
     }
 
     #[test]
