@@ -269,12 +269,7 @@ impl Progress {
             return Ok(());
         }
         self.committed.outputs.push((path.to_path_buf(), len));
-        let r = write(
-            self.file.as_ref(),
-            &self.path,
-            &mut self.encoded,
-            &self.committed,
-        );
+        let r = self.write_committed();
         if r.is_err() {
             self.committed.outputs.pop();
         }
@@ -321,6 +316,16 @@ impl Progress {
     /// Commit `next` with this unit of work's writes. The usual commit, appends to outputs
     /// already tracked, updates their lengths in place; one that adds or finishes an output
     /// works on a copy of the outputs.
+    /// Write the committed checkpoint over the file's.
+    fn write_committed(&mut self) -> Result<(), FileError> {
+        write(
+            self.file.as_ref(),
+            &self.path,
+            &mut self.encoded,
+            &self.committed,
+        )
+    }
+
     fn commit_now(&mut self) -> Result<(), FileError> {
         let in_place = self
             .touched
@@ -357,12 +362,7 @@ impl Progress {
                 ..self.next.clone()
             },
         );
-        let r = write(
-            self.file.as_ref(),
-            &self.path,
-            &mut self.encoded,
-            &self.committed,
-        );
+        let r = self.write_committed();
         if r.is_err() {
             // What is on disk is still the previous checkpoint.
             let outputs = match saved {

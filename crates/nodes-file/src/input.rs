@@ -563,7 +563,7 @@ impl FileInput {
         let next = progress.next.clone();
         // Built again from the record for a retry rather than copied up front: most records
         // are propagated once.
-        let message = || -> Result<(Message, Result<(), NodeError>), FileError> {
+        let with_file = || -> Result<Message, FileError> {
             let mut msg = Message::new();
             info.write(
                 &mut msg,
@@ -571,6 +571,10 @@ impl FileInput {
                 number as i64,
                 delimiter_before.as_deref(),
             )?;
+            Ok(msg)
+        };
+        let message = || -> Result<(Message, Result<(), NodeError>), FileError> {
+            let mut msg = with_file()?;
             let parsed = self.parsing.attach(&mut msg.root, rec.bytes.clone());
             Ok((msg, parsed.map(|_| ()).map_err(NodeError::from)))
         };
@@ -578,13 +582,7 @@ impl FileInput {
         if let Err(e) = parsed {
             // A body that does not parse is this node's failure: the record as BLOB goes to
             // the failure terminal.
-            msg = Message::new();
-            info.write(
-                &mut msg,
-                rec.offset,
-                number as i64,
-                delimiter_before.as_deref(),
-            )?;
+            msg = with_file()?;
             let _ = BodyParsing::blob().attach(&mut msg.root, rec.bytes.clone());
             return Ok(self.failed(runner, progress, &mut msg, self.own(e), next));
         }
