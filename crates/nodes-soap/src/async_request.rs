@@ -161,12 +161,7 @@ struct SoapAsyncRequest {
 /// The WS-Addressing Action of the request: its SOAPAction, or WS-Addressing's default.
 fn request_action(op: &Operation) -> String {
     if op.soap_action.is_empty() {
-        format!(
-            "{}/{}/{}Request",
-            op.port_type_ns.trim_end_matches('/'),
-            op.port_type,
-            op.name
-        )
+        op.default_action("Request")
     } else {
         op.soap_action.clone()
     }

@@ -465,12 +465,7 @@ impl SoapInput {
 /// The Action of the operation's reply: WS-Addressing's default, `<input action>Response`.
 fn reply_action(op: &Operation) -> String {
     if op.soap_action.is_empty() {
-        format!(
-            "{}/{}/{}Response",
-            op.port_type_ns.trim_end_matches('/'),
-            op.port_type,
-            op.name
-        )
+        op.default_action("Response")
     } else {
         format!("{}Response", op.soap_action)
     }

@@ -53,6 +53,20 @@ pub struct Operation {
     pub one_way: bool,
 }
 
+impl Operation {
+    /// WS-Addressing's default Action of the operation's `Request` or `Response` message,
+    /// `{portType namespace}/{portType}/{operation}{direction}`, for an operation without a
+    /// SOAPAction.
+    pub fn default_action(&self, direction: &str) -> String {
+        format!(
+            "{}/{}/{}{direction}",
+            self.port_type_ns.trim_end_matches('/'),
+            self.port_type,
+            self.name
+        )
+    }
+}
+
 /// A WSDL 1.1 service description.
 #[derive(Clone, Debug)]
 pub struct Wsdl {
