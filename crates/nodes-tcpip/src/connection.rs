@@ -150,7 +150,8 @@ pub struct Connection {
     pub(crate) holders: crate::streams::Holders,
     /// The product's Reply ID: a value a flow stored on the connection, reported in the
     /// connection details of what is read from it afterwards.
-    pub(crate) reply_id: Mutex<Option<String>>,
+    reply_id: Mutex<Option<String>>,
+    has_reply_id: AtomicBool,
     set: Weak<ConnectionSet>,
 }
 
@@ -335,6 +336,7 @@ impl Connection {
             leased: AtomicBool::new(false),
             holders: crate::streams::Holders::default(),
             reply_id: Mutex::new(None),
+            has_reply_id: AtomicBool::new(false),
             set: Arc::downgrade(set),
         });
         lock(&set.map).insert(conn.id.clone(), Arc::clone(&conn));
@@ -358,10 +360,16 @@ impl Connection {
     /// Store the product's Reply ID on the connection: the connection details of what is read
     /// from it afterwards carry it.
     pub fn set_reply_id(&self, id: Option<String>) {
-        *lock(&self.reply_id) = id;
+        let mut r = lock(&self.reply_id);
+        self.has_reply_id.store(id.is_some(), Ordering::Release);
+        *r = id;
     }
 
     pub fn reply_id(&self) -> Option<String> {
+        // Every record's details ask; most connections never get one.
+        if !self.has_reply_id.load(Ordering::Acquire) {
+            return None;
+        }
         lock(&self.reply_id).clone()
     }
 
