@@ -211,6 +211,60 @@ fn fresh(name: &'static str) -> Tree {
     Tree::new(name)
 }
 
+/// The names of the trees every evaluation starts with, by index (see [`trees`]).
+const FIXED_TREES: [&str; trees::FIRST_VAR as usize] = [
+    "Root",
+    "LocalEnvironment",
+    "ExceptionList",
+    "Root",
+    "LocalEnvironment",
+    "ExceptionList",
+    "Environment",
+    "Context",
+];
+
+thread_local! {
+    /// The fixed trees of the last evaluation on this thread, handed to the next one: the input,
+    /// Environment and Context slots only ever hold empty stand-ins while the real trees are
+    /// swapped in, so an evaluation need not build eight trees and their list each time.
+    static SPARE_TREES: std::cell::Cell<Vec<Tree>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The fixed trees for an evaluation: the thread's spare ones, or new ones when an evaluation
+/// is already running on this thread (a PROPAGATE reaching another Compute node).
+fn fixed_trees() -> Vec<Tree> {
+    let spare = SPARE_TREES.with(std::cell::Cell::take);
+    if spare.len() == FIXED_TREES.len() {
+        return spare;
+    }
+    FIXED_TREES.iter().map(|n| fresh(n)).collect()
+}
+
+/// Keep an evaluation's fixed trees for the next one, each slot empty as a new tree is.
+fn recycle_trees(mut t: Vec<Tree>) {
+    if t.len() < FIXED_TREES.len() {
+        return;
+    }
+    t.truncate(FIXED_TREES.len());
+    for (slot, name) in t.iter_mut().zip(FIXED_TREES) {
+        let root = NodeId(0);
+        let empty = slot.len() == 1
+            && slot.peek_first_child(root).is_none()
+            && slot.value(root).is_null()
+            && slot.name_bytes(root) == name.as_bytes();
+        if !empty {
+            *slot = fresh(name);
+        }
+    }
+    SPARE_TREES.with(|s| s.set(t));
+}
+
+impl Drop for Exec<'_> {
+    fn drop(&mut self) {
+        recycle_trees(std::mem::take(&mut self.trees));
+    }
+}
+
 impl<'a> Exec<'a> {
     /// Run `Main` of module `module` over `input`.
     #[allow(clippy::too_many_arguments)]
@@ -237,16 +291,7 @@ impl<'a> Exec<'a> {
             shared,
             node,
             module,
-            trees: vec![
-                fresh("Root"),
-                fresh("LocalEnvironment"),
-                fresh("ExceptionList"),
-                fresh("Root"),
-                fresh("LocalEnvironment"),
-                fresh("ExceptionList"),
-                fresh("Environment"),
-                fresh("Context"),
-            ],
+            trees: fixed_trees(),
             globals: Vec::new(),
             shared_vars: [None, None],
             host,

@@ -88,7 +88,19 @@ impl<'a> Exec<'a> {
             .map_err(|_| {
                 RtError::general("a reference points into a tree that no longer exists")
             })?;
-        if dst.node == NodeId(0) || d.parent(dst.node).is_none() {
+        let root = NodeId(0);
+        if dst.node == root
+            && src.node == root
+            && d.len() == 1
+            && d.name_bytes(root) == s.name_bytes(root)
+        {
+            // A whole tree onto a new one (`SET OutputRoot = InputRoot`, `SET
+            // OutputLocalEnvironment = InputLocalEnvironment`): nothing can refer into the
+            // target yet, so it becomes a clone, the elements copied in one go.
+            d.clone_from_tree(s);
+            return Ok(dst);
+        }
+        if dst.node == root || d.parent(dst.node).is_none() {
             // Replace the children of a root (or a detached element) in place.
             while let Some(c) = d.last_child(dst.node)? {
                 d.delete(c)?;
