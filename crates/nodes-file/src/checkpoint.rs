@@ -2,36 +2,39 @@
 //! unit of work commits, so that after a crash (kill -9) processing resumes at the first record
 //! not committed and no committed record is processed twice.
 //!
-//! It lives beside the file in the transit folder, as `.<name>.progress`. On-disk format, all
-//! integers little-endian, rewritten in place at offset 0 by one write:
+//! It lives beside the file in the transit folder, as `.<name>.progress`, a file of two slots
+//! written in turn through memory (see [`crate::slots`]): the newer whole checkpoint of the two
+//! is the committed one, so a process killed while storing one still has the one before. Each
+//! slot holds, all integers little-endian:
 //!
 //! ```text
-//! "SLCP" | version u8 (1) | flags u8 (bit 0: end of data done; bit 1: the last record ended
-//! with a delimiter) | next offset u64 | records done u64 | delimiter length u16 | delimiter
-//! | outputs u32 | per output: path length u32, path (UTF-8), committed length u64
+//! "SLCP" | version u8 (2) | flags u8 (bit 0: end of data done; bit 1: the last record ended
+//! with a delimiter) | sequence u64 | next offset u64 | records done u64 | delimiter length u16
+//! | delimiter | outputs u32 | per output: path length u32, path (UTF-8), committed length u64
 //! | CRC-32 of everything before it, u32
 //! ```
 //!
-//! A shorter checkpoint written over a longer one leaves stale bytes after its CRC; they are
-//! never read. A checkpoint whose CRC does not match (a write torn by a power failure) is
-//! reported and the file is processed from its start.
+//! The sequence grows by one per checkpoint written and says which slot is newer. A shorter
+//! checkpoint written over a longer one leaves stale bytes after its CRC; they are never read.
+//! Version 1 (no sequence, one checkpoint at offset 0) is still read. When neither slot holds a
+//! whole checkpoint (both torn by a power failure), that is reported and the file is processed
+//! from its start.
 //!
 //! *Outputs* are the files FileOutput appended to in this unit of work (see [`Progress::wrote`]):
 //! their committed lengths are part of the checkpoint, and recovery cuts them back to those
 //! lengths, so that a record written by an invocation that did not commit is not there twice
 //! after the record is processed again. A rollback (a record that failed) cuts them back too.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use sluice_node_api::{Resource, ResourceError};
 
 use crate::FileError;
+use crate::slots::{MIN_SLOT, Slots};
 
 const MAGIC: &[u8; 4] = b"SLCP";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 /// How far processing of an input file got.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -51,18 +54,21 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// The checkpoint as one slot's bytes, with sequence number 0.
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(64);
-        self.encode_into(&mut b);
+        self.encode_into(0, &mut b);
         b
     }
 
-    /// [`Checkpoint::encode`] into `b` (cleared first), so that a commit reuses one buffer.
-    pub fn encode_into(&self, b: &mut Vec<u8>) {
+    /// [`Checkpoint::encode`] with sequence number `seq` into `b` (cleared first), so that a
+    /// commit reuses one buffer.
+    pub fn encode_into(&self, seq: u64, b: &mut Vec<u8>) {
         b.clear();
         b.extend_from_slice(MAGIC);
         b.push(VERSION);
         b.push(u8::from(self.done) | (u8::from(self.after_delimiter) << 1));
+        b.extend_from_slice(&seq.to_le_bytes());
         b.extend_from_slice(&self.offset.to_le_bytes());
         b.extend_from_slice(&self.record.to_le_bytes());
         let d = self.delimiter.as_deref().unwrap_or_default();
@@ -80,13 +86,39 @@ impl Checkpoint {
         b.extend_from_slice(&crc.to_le_bytes());
     }
 
-    /// The checkpoint in `b`, or None when it is not a whole, valid one.
+    /// The newest whole checkpoint of a checkpoint file's content `b`, with the slot it is in
+    /// and its sequence number; None when there is none.
+    pub fn load(b: &[u8]) -> Option<(Checkpoint, usize, u64)> {
+        let half = b.len() / 2;
+        let slotted = b.len() % 2 == 0 && half >= MIN_SLOT && half.is_power_of_two();
+        if !slotted {
+            return Checkpoint::decode_seq(b).map(|(c, seq)| (c, 0, seq));
+        }
+        let (a, z) = b.split_at(half);
+        match (Checkpoint::decode_seq(a), Checkpoint::decode_seq(z)) {
+            (Some((c, s)), Some((_, t))) if s >= t => Some((c, 0, s)),
+            (_, Some((c, t))) => Some((c, 1, t)),
+            (Some((c, s)), None) => Some((c, 0, s)),
+            (None, None) => None,
+        }
+    }
+
+    /// The checkpoint in `b` (one slot), or None when it is not a whole, valid one.
     pub fn decode(b: &[u8]) -> Option<Checkpoint> {
+        Checkpoint::decode_seq(b).map(|(c, _)| c)
+    }
+
+    fn decode_seq(b: &[u8]) -> Option<(Checkpoint, u64)> {
         let mut r = Cursor { b, at: 0 };
-        if r.take(4)? != MAGIC || r.take(1)?[0] != VERSION {
+        if r.take(4)? != MAGIC {
+            return None;
+        }
+        let version = r.take(1)?[0];
+        if version != 1 && version != VERSION {
             return None;
         }
         let flags = r.take(1)?[0];
+        let seq = if version == 1 { 0 } else { r.u64()? };
         let offset = r.u64()?;
         let record = r.u64()?;
         let dlen = u16::from_le_bytes(r.take(2)?.try_into().ok()?);
@@ -100,14 +132,15 @@ impl Checkpoint {
         }
         let end = r.at;
         let crc = r.u32()?;
-        (crc32fast::hash(&b[..end]) == crc).then(|| Checkpoint {
+        let c = Checkpoint {
             offset,
             record,
             delimiter: (dlen > 0).then(|| Bytes::copy_from_slice(d)),
             after_delimiter: flags & 2 != 0,
             done: flags & 1 != 0,
             outputs,
-        })
+        };
+        (crc32fast::hash(&b[..end]) == crc).then_some((c, seq))
     }
 
     /// Cut every output back to its committed length (what an invocation that did not commit
@@ -173,8 +206,10 @@ enum Touched {
 /// record, FileOutput reports its writes to it, and its commit writes the checkpoint.
 pub struct Progress {
     /// None in a stand-in that holds the place of one lent to an invocation.
-    file: Option<File>,
+    file: Option<Slots>,
     path: PathBuf,
+    /// The sequence number of the last checkpoint written.
+    seq: u64,
     committed: Checkpoint,
     /// The checkpoint this invocation commits. Its `outputs` are not used: the committed
     /// outputs with this unit of work's writes are.
@@ -211,15 +246,21 @@ impl Progress {
             .map_err(FileError::io("open", &path))?;
         let mut b = Vec::new();
         std::io::Read::read_to_end(&mut &file, &mut b).map_err(FileError::io("read", &path))?;
-        let found = Checkpoint::decode(&b);
-        if found.is_none() && !b.is_empty() {
+        let loaded = Checkpoint::load(&b);
+        if loaded.is_none() && b.iter().any(|&x| x != 0) {
             tracing::warn!(path = %path.display(), "The checkpoint is not valid; the file is processed from its start.");
         }
+        let (slot, seq) = loaded
+            .as_ref()
+            .map_or((1, 0), |(_, slot, seq)| (*slot, *seq));
+        let found = loaded.map(|(c, _, _)| c);
+        let slots = Slots::map(file, slot ^ 1).map_err(FileError::io("map", &path))?;
         let committed = found.clone().unwrap_or_default();
         Ok((
             Progress {
-                file: Some(file),
+                file: Some(slots),
                 path,
+                seq,
                 next: Checkpoint {
                     outputs: Vec::new(),
                     ..committed.clone()
@@ -238,6 +279,7 @@ impl Progress {
         Progress {
             file: None,
             path: PathBuf::new(),
+            seq: 0,
             committed: Checkpoint::default(),
             next: Checkpoint::default(),
             touched: Vec::new(),
@@ -318,12 +360,16 @@ impl Progress {
     /// works on a copy of the outputs.
     /// Write the committed checkpoint over the file's.
     fn write_committed(&mut self) -> Result<(), FileError> {
-        write(
-            self.file.as_ref(),
-            &self.path,
-            &mut self.encoded,
-            &self.committed,
-        )
+        self.committed.encode_into(self.seq + 1, &mut self.encoded);
+        match self.file.as_mut() {
+            Some(f) => f.write(&self.encoded),
+            None => Err(std::io::Error::other(
+                "the checkpoint has no file (this is a bug, please report it)",
+            )),
+        }
+        .map_err(FileError::io("write", &self.path))?;
+        self.seq += 1;
+        Ok(())
     }
 
     fn commit_now(&mut self) -> Result<(), FileError> {
@@ -398,22 +444,6 @@ fn set_len(outputs: &mut Vec<(PathBuf, u64)>, path: &Path, len: u64) {
 }
 
 /// Write `c` over the checkpoint file at offset 0, in one write (encoded into `buf`).
-fn write(
-    file: Option<&File>,
-    path: &Path,
-    buf: &mut Vec<u8>,
-    c: &Checkpoint,
-) -> Result<(), FileError> {
-    c.encode_into(buf);
-    match file {
-        Some(f) => f.write_all_at(buf, 0),
-        None => Err(std::io::Error::other(
-            "the checkpoint has no file (this is a bug, please report it)",
-        )),
-    }
-    .map_err(FileError::io("write", path))
-}
-
 impl Resource for Progress {
     fn commit(&mut self) -> Result<(), ResourceError> {
         self.commit_now()
@@ -484,6 +514,57 @@ mod tests {
         let short = Checkpoint::default().encode();
         b[..short.len()].copy_from_slice(&short);
         assert_eq!(Checkpoint::decode(&b), Some(Checkpoint::default()));
+    }
+
+    #[test]
+    fn load_takes_the_newer_slot_and_falls_back_when_it_is_torn() {
+        let mut file = vec![0u8; 2 * MIN_SLOT];
+        let mut b = Vec::new();
+        let older = sample();
+        older.encode_into(4, &mut b);
+        file[..b.len()].copy_from_slice(&b);
+        let newer = Checkpoint {
+            record: 18,
+            ..sample()
+        };
+        newer.encode_into(5, &mut b);
+        file[MIN_SLOT..MIN_SLOT + b.len()].copy_from_slice(&b);
+        assert_eq!(Checkpoint::load(&file), Some((newer, 1, 5)));
+        file[MIN_SLOT + b.len() - 1] ^= 1;
+        assert_eq!(Checkpoint::load(&file), Some((older, 0, 4)));
+    }
+
+    #[test]
+    fn checkpoint_of_version_1_is_read_when_left_by_an_older_release() {
+        let mut b = Checkpoint::default().encode();
+        // Version 1 had no sequence number.
+        b[4] = 1;
+        b.drain(6..14);
+        let n = b.len() - 4;
+        let crc = crc32fast::hash(&b[..n]);
+        b[n..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(Checkpoint::load(&b), Some((Checkpoint::default(), 0, 0)));
+    }
+
+    #[test]
+    fn commits_alternate_slots_and_the_last_is_found_when_reopened() {
+        let dir = std::env::temp_dir().join(format!("sluice-cp-slots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("in.txt");
+        let (mut p, _) = Progress::open(&input).unwrap();
+        for r in 1..=5 {
+            p.next.record = r;
+            p.commit().unwrap();
+        }
+        drop(p);
+        let (mut p, found) = Progress::open(&input).unwrap();
+        assert_eq!(found.unwrap().record, 5);
+        p.next.record = 6;
+        p.commit().unwrap();
+        drop(p);
+        let (_, found) = Progress::open(&input).unwrap();
+        assert_eq!(found.unwrap().record, 6);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

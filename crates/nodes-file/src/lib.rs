@@ -17,6 +17,7 @@ pub mod remote;
 pub mod retry;
 #[cfg(feature = "sftp")]
 pub mod sftp;
+mod slots;
 pub mod store;
 pub mod watch;
 

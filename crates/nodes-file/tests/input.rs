@@ -164,8 +164,8 @@ fn file_input_leaves_the_file_in_transit_when_the_archive_has_one_of_that_name()
     let done = || {
         std::fs::read(d.path("in/mqsitransitin/.a.txt.progress"))
             .ok()
-            .and_then(|b| sluice_nodes_file::checkpoint::Checkpoint::decode(&b))
-            .is_some_and(|c| c.done)
+            .and_then(|b| sluice_nodes_file::checkpoint::Checkpoint::load(&b))
+            .is_some_and(|(c, _, _)| c.done)
     };
     let got = run.until("End of Data", done);
     assert_eq!(labels(&got), ["rec", "eod"]);
