@@ -177,14 +177,35 @@ pub struct Tree {
     /// Elements store the index. Empty until a namespace is used, so that a new tree costs one
     /// allocation.
     namespaces: Vec<Text>,
-    ns_by_bytes: HashMap<Box<[u8]>, u16>,
     /// The namespace most recently stored, so that a run of elements in one namespace does not
     /// hash its bytes per element.
     ns_last: (Text, u16),
+    /// Made when first needed: a tree is moved by value from node to node, and these would make
+    /// it four times larger.
+    lookups: Option<Box<Lookups>>,
+}
+
+/// The tables a tree needs only once names are interned or namespaces stored.
+#[derive(Clone, Default)]
+struct Lookups {
+    ns_by_bytes: HashMap<Box<[u8]>, u16>,
     ns_overflow: HashMap<u32, Text>,
     /// Names stored lately by [`Tree::intern_name`], by a hash of their bytes: flow logic
     /// that builds a message names thousands of elements with a handful of names.
     names: [Text; NAME_CACHE],
+}
+
+/// The bytes of text `t` of a tree with these source buffers and heap ([`Tree::bytes`], for when
+/// another part of the tree is borrowed at the same time).
+fn bytes_of<'t>(buffers: &'t [Bytes], heap: &'t [u8], t: Text) -> &'t [u8] {
+    match t.get() {
+        TextRef::Empty => b"",
+        TextRef::Src { buf, start, len } => {
+            &buffers[buf as usize][start as usize..(start + len) as usize]
+        }
+        TextRef::Heap { start, len } => &heap[start as usize..(start + len) as usize],
+        TextRef::Static(s) => s.as_bytes(),
+    }
 }
 
 /// How many names [`Tree::intern_name`] remembers.
@@ -211,10 +232,8 @@ impl Tree {
             free: NIL,
             pending: 0,
             namespaces: Vec::new(),
-            ns_by_bytes: HashMap::new(),
             ns_last: (Text::EMPTY, 0),
-            ns_overflow: HashMap::new(),
-            names: [Text::EMPTY; NAME_CACHE],
+            lookups: None,
         }
     }
 
@@ -263,12 +282,13 @@ impl Tree {
         if ns == self.ns_last.0 {
             return self.ns_last.1;
         }
-        let bytes = self.bytes(ns);
-        let i = match self.ns_by_bytes.get(bytes) {
+        let lookups = self.lookups.get_or_insert_default();
+        let bytes = bytes_of(&self.buffers, &self.heap, ns);
+        let i = match lookups.ns_by_bytes.get(bytes) {
             Some(&i) => i,
             None if self.namespaces.len() + 1 < usize::from(NS_OVERFLOW) => {
                 let i = self.namespaces.len() as u16 + 1;
-                self.ns_by_bytes.insert(bytes.into(), i);
+                lookups.ns_by_bytes.insert(bytes.into(), i);
                 self.namespaces.push(ns);
                 i
             }
@@ -282,9 +302,17 @@ impl Tree {
     fn put_namespace(&mut self, id: NodeId, ns: Text) {
         let i = self.ns_index(ns);
         if i == NS_OVERFLOW {
-            self.ns_overflow.insert(id.0, ns);
+            self.overflow_namespace(id, ns);
         }
         self.el_mut(id).namespace = i;
+    }
+
+    /// Keep the namespace of an element whose tree has more distinct ones than an index holds.
+    fn overflow_namespace(&mut self, id: NodeId, ns: Text) {
+        self.lookups
+            .get_or_insert_default()
+            .ns_overflow
+            .insert(id.0, ns);
     }
 
     // ----- strings and buffers -------------------------------------------------------------
@@ -319,14 +347,7 @@ impl Tree {
 
     /// The bytes of a text handle.
     pub fn bytes(&self, t: Text) -> &[u8] {
-        match t.get() {
-            TextRef::Empty => b"",
-            TextRef::Src { buf, start, len } => {
-                &self.buffers[buf as usize][start as usize..(start + len) as usize]
-            }
-            TextRef::Heap { start, len } => &self.heap[start as usize..(start + len) as usize],
-            TextRef::Static(s) => s.as_bytes(),
-        }
+        bytes_of(&self.buffers, &self.heap, t)
     }
 
     /// A text handle as a string (invalid UTF-8 replaced).
@@ -398,7 +419,11 @@ impl Tree {
     }
     pub fn namespace(&self, id: NodeId) -> Text {
         match self.el(id).namespace {
-            NS_OVERFLOW => self.ns_overflow.get(&id.0).copied().unwrap_or_default(),
+            NS_OVERFLOW => self
+                .lookups
+                .as_ref()
+                .and_then(|l| l.ns_overflow.get(&id.0).copied())
+                .unwrap_or_default(),
             0 => Text::EMPTY,
             i => self.namespaces[usize::from(i) - 1],
         }

@@ -95,7 +95,7 @@ impl Tree {
             e.src_end = s.end;
         }
         if ns == NS_OVERFLOW {
-            self.ns_overflow.insert(i.0, namespace);
+            self.overflow_namespace(i, namespace);
         }
         self.link_last(parent, i);
         i

@@ -52,15 +52,18 @@ impl Tree {
             | (s.len() as u32 & 0xFF) << 16
             | u32::from(s[s.len() / 2]) << 24;
         let set = (key.wrapping_mul(0x9E37_79B1) >> 28) as usize * 2;
-        for slot in [set, set + 1] {
-            let cached = self.names[slot];
+        let names = &self.lookups.get_or_insert_default().names;
+        let pair = [names[set], names[set + 1]];
+        for cached in pair {
             if !cached.is_empty() && same_bytes(self.bytes(cached), s) {
                 return cached;
             }
         }
         let t = self.alloc_text(s);
-        self.names[set + 1] = self.names[set];
-        self.names[set] = t;
+        if let Some(l) = self.lookups.as_mut() {
+            l.names[set + 1] = pair[0];
+            l.names[set] = t;
+        }
         t
     }
 }
@@ -116,5 +119,15 @@ mod tests {
                 assert_eq!(t.bytes(h), n.as_bytes());
             }
         }
+    }
+
+    #[test]
+    fn tree_stays_small_since_messages_move_it_by_value() {
+        // Three trees make a message, which flows pass from node to node by value.
+        assert!(
+            std::mem::size_of::<Tree>() <= 176,
+            "{}",
+            std::mem::size_of::<Tree>()
+        );
     }
 }
