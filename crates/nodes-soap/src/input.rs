@@ -19,6 +19,7 @@ use sluice_parsers::xmlnsc::field_type as xft;
 use sluice_tree::{NodeId, Text, Tree, Value, field_type};
 
 use crate::attachments;
+use crate::must_understand::{self, Understood};
 use crate::pending::{PendingSoapReply, fault_response};
 use crate::validation::{check_body, wsdl_validator};
 use crate::wsa;
@@ -63,6 +64,11 @@ properties! {
         /// Action go to `LocalEnvironment.Destination.SOAP.Reply.WSA`, and SOAPReply answers with
         /// RelatesTo, sending the reply to a non-anonymous ReplyTo address.
         use_wsa: bool = "false",
+        /// The header blocks this flow processes itself, each `{namespace}localName`: a request
+        /// with a block marked `mustUnderstand` for this node that is not listed here (nor a
+        /// WS-Addressing block when `use_wsa` is on) is answered with a MustUnderstand fault
+        /// and the flow does not run.
+        understood_headers: Vec<String> = "[]",
         /// `content_and_value` validates each request's body against the schemas of the WSDL's
         /// types (a violation is answered with a Client fault naming it, before the flow runs)
         /// and the reply SOAPReply sends for it (a violation fails the flow: a Server fault);
@@ -83,6 +89,7 @@ struct SoapInput {
     version: SoapVersion,
     operations: Vec<Operation>,
     use_wsa: bool,
+    understood: Understood,
     validator: Option<Arc<Validator>>,
     /// Numbers the requests of this node, for `ReplyIdentifier`.
     next_id: std::sync::atomic::AtomicU64,
@@ -112,6 +119,8 @@ fn build_soap_input(c: SoapInputProps, b: &BuildContext) -> Result<NodeImpl, Con
     let port = wsdl.ports.iter().find(|p| p.binding == binding).cloned();
     let version = operations.first().map_or(SoapVersion::V11, |o| o.version);
     let validator = wsdl_validator(&c.validation, &wsdl, &operations, b.project_dir)?;
+    let understood = Understood::from_property(&c.understood_headers, c.use_wsa)
+        .map_err(|e| ConfigError::property("understood_headers", e))?;
     let services = b.services;
     let (queue, owner) = services.http.queue();
     Ok(NodeImpl::Input(Arc::new(SoapInput {
@@ -126,6 +135,7 @@ fn build_soap_input(c: SoapInputProps, b: &BuildContext) -> Result<NodeImpl, Con
         version,
         operations,
         use_wsa: c.use_wsa,
+        understood,
         validator,
         next_id: std::sync::atomic::AtomicU64::new(1),
     })))
@@ -348,6 +358,25 @@ impl SoapInput {
             );
             let _ = reply.send(fault_response(version, &f, None));
             return;
+        }
+        match must_understand::not_understood(&mut msg.root, soap_id, version, &self.understood) {
+            Ok(names) if names.is_empty() => {}
+            Ok(names) => {
+                let _ = reply.send(HttpResponse {
+                    status: 500,
+                    headers: vec![(
+                        "Content-Type".into(),
+                        Bytes::from_static(version.content_type().as_bytes()),
+                    )],
+                    body: Bytes::from(must_understand::fault_envelope(version, &names)),
+                });
+                return;
+            }
+            Err(e) => {
+                let f = Fault::new(FaultCode::Client, version, e.to_string());
+                let _ = reply.send(fault_response(version, &f, None));
+                return;
+            }
         }
         let first = body_element(&mut msg.root, soap_id).ok().flatten();
         let Some(op) = self.dispatch(&action, first.as_ref()) else {

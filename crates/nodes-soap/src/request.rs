@@ -22,6 +22,7 @@ use crate::attachments;
 use crate::client::{Answer, CallError, SoapClient, new_client, post};
 use crate::envelope::body_as_soap;
 use crate::input::choose_binding;
+use crate::must_understand::{self, Understood};
 use crate::validation::{check_body, wsdl_validator};
 use crate::wsdl::{Operation, Wsdl};
 
@@ -48,6 +49,10 @@ properties! {
         url: Option<String>,
         /// How long to wait for the whole response.
         timeout_secs: u64 = "120",
+        /// The header blocks this flow processes itself, each `{namespace}localName`: a
+        /// response with a block marked `mustUnderstand` for this node that is not listed here
+        /// is not propagated; the node raises, naming the block.
+        understood_headers: Vec<String> = "[]",
         /// `content_and_value` validates the request's body against the schemas of the WSDL's
         /// types before it is sent, and the response's body when it is not a fault; a
         /// violation raises, naming it (`failure_action` as on other nodes).
@@ -92,6 +97,8 @@ impl BuildNode for SoapRequestProps {
             std::iter::once(&target.op),
             b.project_dir,
         )?;
+        let understood = Understood::from_property(&self.understood_headers, false)
+            .map_err(|e| ConfigError::property("understood_headers", e))?;
         if self.timeout_secs == 0 {
             return Err(ConfigError::property("timeout_secs", "must be at least 1"));
         }
@@ -99,6 +106,7 @@ impl BuildNode for SoapRequestProps {
             op: target.op,
             url: target.url,
             timeout: Duration::from_secs(self.timeout_secs),
+            understood,
             validator,
             runtime: b.services.runtime.clone(),
             client: std::sync::OnceLock::new(),
@@ -168,6 +176,7 @@ struct SoapRequest {
     op: Operation,
     url: String,
     timeout: Duration,
+    understood: Understood,
     validator: Option<Arc<Validator>>,
     runtime: Option<tokio::runtime::Handle>,
     client: std::sync::OnceLock<Result<SoapClient, String>>,
@@ -326,6 +335,19 @@ impl Node for SoapRequest {
                 .copy_from(&msg.root, p, r, Position::FirstChild)?;
         }
         let id = attach_answer(&mut response, &url, &answer)?;
+        let version = soap::version_of(&mut response.root, id)?;
+        let refused =
+            must_understand::not_understood(&mut response.root, id, version, &self.understood)?;
+        if !refused.is_empty() {
+            return Err(NodeError::new(
+                ExceptionKind::Socket,
+                3151,
+                format!(
+                    "{url} answered with header block(s) marked mustUnderstand that this node does not understand: {} (list them in understood_headers to process them)",
+                    must_understand::display(&refused)
+                ),
+            ));
+        }
         response.local_environment = msg.local_environment.clone();
         response.exception_list = msg.exception_list.clone();
         if let Some(f) = fault::read(&mut response.root, id)? {
