@@ -203,6 +203,14 @@ fn is_wsdl_query(query: &str) -> bool {
         .any(|p| p.eq_ignore_ascii_case("wsdl") || p.to_ascii_lowercase().starts_with("wsdl="))
 }
 
+/// The file a `?xsd=NAME` query asks for, percent-decoded.
+fn xsd_query(query: &str) -> Option<String> {
+    query
+        .split('&')
+        .find_map(|p| p.strip_prefix("xsd="))
+        .map(sluice_openapi::percent_decode)
+}
+
 /// The first element of the Body of the SOAP domain element `soap`.
 fn body_element(tree: &mut Tree, soap: NodeId) -> Result<Option<(String, String)>, NodeError> {
     let Some(body) = tree.child_named(soap, None, b"Body", 0)? else {
@@ -230,7 +238,22 @@ impl SoapInput {
     }
 
     fn serve_get(&self, req: HttpRequest) {
-        let resp = if is_wsdl_query(&req.query) {
+        let resp = if let Some(name) = xsd_query(&req.query) {
+            match self.wsdl.imported_file(&name, &self.endpoint(&req)) {
+                Some(text) => HttpResponse {
+                    status: 200,
+                    headers: vec![(
+                        "Content-Type".into(),
+                        Bytes::from_static(b"text/xml; charset=utf-8"),
+                    )],
+                    body: Bytes::from(text),
+                },
+                None => HttpResponse::error(
+                    404,
+                    format!("{} imports no file named `{name}`", self.wsdl.file),
+                ),
+            }
+        } else if is_wsdl_query(&req.query) {
             let text = self.wsdl.with_address(&self.endpoint(&req));
             HttpResponse {
                 status: 200,

@@ -472,34 +472,6 @@ fn soap_echo_reads_an_mtom_request_with_the_binary_part_inline_as_base64() {
     );
 }
 
-/// Python's zeep, from `SLUICE_ZEEP_PYTHON` or the venv `.ci/run` makes in `target/py-tools`.
-fn zeep_python() -> Option<std::path::PathBuf> {
-    let venv = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../target/py-tools/bin/python3"
-    );
-    let from_env = std::env::var("SLUICE_ZEEP_PYTHON").unwrap_or_default();
-    let mut candidates = vec![venv];
-    if !from_env.is_empty() {
-        candidates.insert(0, from_env.as_str());
-    }
-    let python = sluice_flow_testing::require_tool("Python with zeep (SOAP client)", &candidates)?;
-    let ok = std::process::Command::new(&python)
-        .args(["-c", "import zeep"])
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok || std::env::var("CI").as_deref() != Ok("true"),
-        "{} cannot import zeep",
-        python.display()
-    );
-    if !ok {
-        eprintln!("skipped: {} cannot import zeep", python.display());
-        return None;
-    }
-    Some(python)
-}
-
 const ZEEP_CLIENT: &str = r#"
 import sys
 import zeep
@@ -509,7 +481,7 @@ print(client.service.echo(text=sys.argv[2]))
 
 #[test]
 fn zeep_client_from_our_wsdl_calls_soap_echo() {
-    let Some(python) = zeep_python() else {
+    let Some(python) = common::zeep_python() else {
         return;
     };
     let url = format!(

@@ -1,6 +1,6 @@
 //! SOAP over real sockets against the real binary, for what a project of its own shows best:
 //! mustUnderstand header blocks (SOAPInput's fault, `understood_headers`, SOAPRequest refusing a
-//! response).
+//! response), and `?xsd=` serving of a WSDL's imported files.
 
 mod common;
 
@@ -27,7 +27,82 @@ const ADDRESS_ESQL: &str = "CREATE COMPUTE MODULE MuEchoAddress
 END MODULE;
 ";
 
+/// A service split over files, as generators write them: the concrete WSDL imports the
+/// abstract one, whose types import a schema file, which includes another.
+const SPLIT_FILES: &[(&str, &str)] = &[
+    (
+        "services/parts.wsdl",
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<wsdl:definitions targetNamespace="urn:test:parts" xmlns:tns="urn:test:parts"
+    xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/" xmlns:soap="http://schemas.xmlsoap.org/wsdl/soap/">
+  <wsdl:import namespace="urn:test:parts" location="parts-abstract.wsdl"/>
+  <wsdl:binding name="PartsBinding" type="tns:PartsPortType">
+    <soap:binding style="document" transport="http://schemas.xmlsoap.org/soap/http"/>
+    <wsdl:operation name="lookup">
+      <soap:operation soapAction="urn:test:parts/lookup"/>
+      <wsdl:input><soap:body use="literal"/></wsdl:input>
+      <wsdl:output><soap:body use="literal"/></wsdl:output>
+    </wsdl:operation>
+  </wsdl:binding>
+  <wsdl:service name="PartsService">
+    <wsdl:port name="PartsPort" binding="tns:PartsBinding">
+      <soap:address location="http://localhost:7800/parts"/>
+    </wsdl:port>
+  </wsdl:service>
+</wsdl:definitions>
+"#,
+    ),
+    (
+        "services/parts-abstract.wsdl",
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<wsdl:definitions targetNamespace="urn:test:parts" xmlns:tns="urn:test:parts" xmlns:p="urn:test:parts:types"
+    xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/" xmlns:xsd="http://www.w3.org/2001/XMLSchema">
+  <wsdl:types>
+    <xsd:schema targetNamespace="urn:test:parts:wrapper">
+      <xsd:import namespace="urn:test:parts:types" schemaLocation="../models/parts.xsd"/>
+    </xsd:schema>
+  </wsdl:types>
+  <wsdl:message name="lookupRequest"><wsdl:part name="parameters" element="p:lookup"/></wsdl:message>
+  <wsdl:message name="lookupResponse"><wsdl:part name="parameters" element="p:lookup"/></wsdl:message>
+  <wsdl:portType name="PartsPortType">
+    <wsdl:operation name="lookup">
+      <wsdl:input message="tns:lookupRequest"/>
+      <wsdl:output message="tns:lookupResponse"/>
+    </wsdl:operation>
+  </wsdl:portType>
+</wsdl:definitions>
+"#,
+    ),
+    (
+        "models/parts.xsd",
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<xsd:schema targetNamespace="urn:test:parts:types" xmlns:xsd="http://www.w3.org/2001/XMLSchema" elementFormDefault="qualified">
+  <xsd:include schemaLocation="parts-common.xsd"/>
+  <xsd:element name="lookup">
+    <xsd:complexType><xsd:sequence><xsd:element name="code" type="xsd:string"/></xsd:sequence></xsd:complexType>
+  </xsd:element>
+</xsd:schema>
+"#,
+    ),
+    (
+        "models/parts-common.xsd",
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema">
+  <xsd:simpleType name="PartCode"><xsd:restriction base="xsd:string"/></xsd:simpleType>
+</xsd:schema>
+"#,
+    ),
+];
+
 const FLOWS: &[(&str, &str)] = &[
+    (
+        "parts.yaml",
+        "flow: parts
+nodes:
+  in:    { type: SOAPInput, wsdl_file: services/parts.wsdl, path: /parts, wires: { out: [reply] } }
+  reply: { type: SOAPReply }
+",
+    ),
     (
         "mu-echo.yaml",
         "flow: mu-echo
@@ -77,6 +152,9 @@ fn server() -> &'static Server {
             std::fs::create_dir_all(p.join(sub)).expect("folder");
         }
         copy_samples(p, &["services/echo.wsdl"]);
+        for (name, text) in SPLIT_FILES {
+            std::fs::write(p.join(name), text).expect("service file");
+        }
         std::fs::write(p.join("esql/mu.esql"), ADDRESS_ESQL).expect("esql");
         for (name, text) in FLOWS {
             std::fs::write(p.join("flows").join(name), text).expect("flow");
@@ -210,3 +288,99 @@ fn soap_request_raises_when_the_response_has_a_block_it_does_not_understand() {
     assert!(r.text().contains("round trip"), "{}", r.text());
 }
 
+fn get(path: &str) -> Response {
+    call("GET", path, &[], b"")
+}
+
+/// The value of every `attr="…"` in `text`.
+fn attr_values<'a>(text: &'a str, attr: &str) -> Vec<&'a str> {
+    let key = format!("{attr}=\"");
+    text.match_indices(&key)
+        .filter_map(|(i, _)| {
+            let rest = &text[i + key.len()..];
+            rest.find('"').map(|e| &rest[..e])
+        })
+        .collect()
+}
+
+#[test]
+fn wsdl_query_rewrites_imports_and_xsd_query_serves_each_file_the_wsdl_reaches() {
+    let base = format!("http://127.0.0.1:{}/parts", server().http_port);
+    let r = get("/parts?wsdl");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let wsdl = r.text();
+    assert_eq!(
+        attr_values(&wsdl, "location"),
+        vec![
+            format!("{base}?xsd=services/parts-abstract.wsdl"),
+            base.clone()
+        ],
+        "{wsdl}"
+    );
+    // Each file is served with its own imports rewritten, down to the last include.
+    let r = get("/parts?xsd=services/parts-abstract.wsdl");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let abs = r.text();
+    assert!(
+        abs.contains("<wsdl:portType name=\"PartsPortType\">"),
+        "{abs}"
+    );
+    assert_eq!(
+        attr_values(&abs, "schemaLocation"),
+        vec![format!("{base}?xsd=models/parts.xsd")],
+        "{abs}"
+    );
+    let r = get("/parts?xsd=models%2Fparts.xsd");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        attr_values(&r.text(), "schemaLocation"),
+        vec![format!("{base}?xsd=models/parts-common.xsd")],
+        "{}",
+        r.text()
+    );
+    let r = get("/parts?xsd=models/parts-common.xsd");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("PartCode"), "{}", r.text());
+}
+
+#[test]
+fn xsd_query_is_not_found_for_a_file_the_wsdl_does_not_reach() {
+    for name in [
+        "services/echo.wsdl",
+        "../sluice.yaml",
+        "models/../../../etc/passwd",
+        "/etc/passwd",
+        "services/parts.wsdl",
+        "",
+    ] {
+        let r = get(&format!("/parts?xsd={name}"));
+        assert_eq!(r.status, 404, "{name}: {}", r.text());
+        assert!(!r.text().contains("root:"), "{}", r.text());
+    }
+}
+
+const ZEEP_PARTS: &str = r#"
+import sys
+import zeep
+client = zeep.Client(sys.argv[1])
+print(client.service.lookup(code=sys.argv[2]))
+"#;
+
+#[test]
+fn zeep_client_generated_from_a_wsdl_with_imports_calls_the_service() {
+    let Some(python) = common::zeep_python() else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{}/parts?wsdl", server().http_port);
+    let out = std::process::Command::new(python)
+        .args(["-c", ZEEP_PARTS, &url, "P-42"])
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.trim(), "P-42");
+}

@@ -12,6 +12,7 @@
 
 mod dom;
 mod model;
+mod served;
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ use sluice_parsers::soap::SoapVersion;
 use sluice_xsd::SchemaPart;
 
 use super::dom::{self, Element};
+use super::served::{Link, Served, attr_value_range, rewrite};
 use super::{MIME_NS, SOAP11_BINDING_NS, SOAP12_BINDING_NS, WSDL_NS, XSD_NS};
 use crate::error::WsdlError;
 
@@ -82,6 +83,8 @@ pub struct Wsdl {
     address_values: Vec<(usize, usize)>,
     /// The schemas of its types (inline and imported), as a validator compiles them.
     pub schemas: Vec<SchemaPart>,
+    /// The files it reaches, for `?xsd=`.
+    served: Served,
 }
 
 impl Wsdl {
@@ -115,19 +118,25 @@ impl Wsdl {
         loader.finish(file, text.to_string())
     }
 
-    /// The WSDL's text with every `soap:address` location replaced by `endpoint`.
+    /// The WSDL's text with every `soap:address` location replaced by `endpoint`, and every
+    /// import of a file it reaches by `endpoint?xsd=NAME`.
     pub fn with_address(&self, endpoint: &str) -> String {
-        let mut out = String::with_capacity(self.text.len() + 64);
-        let mut at = 0;
-        for &(s, e) in &self.address_values {
-            out.push_str(&self.text[at..s]);
-            let mut esc = String::new();
-            sluice_parsers::soap::fault::escape(endpoint, &mut esc);
-            out.push_str(&esc);
-            at = e;
-        }
-        out.push_str(&self.text[at..]);
-        out
+        let mut esc = String::new();
+        sluice_parsers::soap::fault::escape(endpoint, &mut esc);
+        let mut edits = self.served.main_edits(endpoint);
+        edits.extend(
+            self.address_values
+                .iter()
+                .map(|&(s, e)| (s, e, esc.clone())),
+        );
+        rewrite(&self.text, edits)
+    }
+
+    /// A file the WSDL imports (directly or through other imports), `name` being its path
+    /// relative to the project folder, with its own imports rewritten to `endpoint?xsd=NAME`;
+    /// `None` for any other name.
+    pub fn imported_file(&self, name: &str, endpoint: &str) -> Option<String> {
+        self.served.file(name, endpoint)
     }
 
     /// The operations of the binding `binding`, or of every SOAP binding when `None`.
@@ -198,6 +207,10 @@ struct Loader<'a> {
     address_values: Vec<(usize, usize)>,
     schemas: Vec<SchemaPart>,
     main: bool,
+    /// The main file's path, and the text of every file read, for `?xsd=`.
+    main_path: Option<PathBuf>,
+    texts: HashMap<PathBuf, String>,
+    links: Vec<Link>,
 }
 
 impl<'a> Loader<'a> {
@@ -215,6 +228,9 @@ impl<'a> Loader<'a> {
             address_values: Vec::new(),
             schemas: Vec::new(),
             main: true,
+            main_path: None,
+            texts: HashMap::new(),
+            links: Vec::new(),
         }
     }
 
@@ -239,8 +255,28 @@ impl<'a> Loader<'a> {
         Ok(from.parent().unwrap_or(Path::new("")).join(location))
     }
 
+    /// Note that the attribute `attr` of `el`, in the file `from`, names the file `target`.
+    fn link(&mut self, from: &Path, el: &Element, attr: &str, target: &Path) {
+        let range = self
+            .texts
+            .get(from)
+            .and_then(|t| attr_value_range(t, el.start, attr));
+        if let Some((start, end)) = range {
+            self.links.push(Link {
+                file: from.to_path_buf(),
+                start,
+                end,
+                target: target.to_path_buf(),
+            });
+        }
+    }
+
     fn wsdl_file(&mut self, path: &Path, text: &str) -> Result<(), WsdlError> {
         self.seen.insert(path.to_path_buf());
+        self.texts.insert(path.to_path_buf(), text.to_string());
+        if self.main_path.is_none() {
+            self.main_path = Some(path.to_path_buf());
+        }
         let file = self.name_of(path);
         let root = dom::read(&file, text)?;
         if root.local == "description" {
@@ -275,6 +311,7 @@ impl<'a> Loader<'a> {
                         WsdlError::at(&file, c.line, "wsdl:import has no location")
                     })?;
                     let p = self.resolve(path, loc, &file, c.line)?;
+                    self.link(path, c, "location", &p);
                     if self.seen.contains(&p) {
                         continue;
                     }
@@ -313,6 +350,7 @@ impl<'a> Loader<'a> {
     /// Read the schema file `path`: its elements, and the files it imports; its targetNamespace.
     fn schema_file(&mut self, path: &Path, text: &str) -> Result<String, WsdlError> {
         self.seen.insert(path.to_path_buf());
+        self.texts.insert(path.to_path_buf(), text.to_string());
         let file = self.name_of(path);
         let root = dom::read(&file, text)?;
         if !root.is(XSD_NS, "schema") {
@@ -341,6 +379,7 @@ impl<'a> Loader<'a> {
                         continue;
                     };
                     let p = self.resolve(path, loc, file, c.line)?;
+                    self.link(path, c, "schemaLocation", &p);
                     if self.seen.contains(&p) {
                         continue;
                     }
@@ -350,6 +389,7 @@ impl<'a> Loader<'a> {
                     } else {
                         // An included schema takes the including one's namespace when it has none.
                         self.seen.insert(p.clone());
+                        self.texts.insert(p.clone(), t.clone());
                         let f = self.name_of(&p);
                         let root = dom::read(&f, &t)?;
                         if !root.is(XSD_NS, "schema") {
@@ -651,6 +691,12 @@ impl<'a> Loader<'a> {
             operations,
             address_values: self.address_values,
             schemas: self.schemas,
+            served: Served::build(
+                &self.project_dir,
+                self.main_path.as_deref().unwrap_or(Path::new(rel)),
+                self.texts,
+                self.links,
+            ),
         })
     }
 
@@ -765,27 +811,4 @@ fn inline_schema(text: &str, types: &Element, schema: &Element) -> String {
 fn is_schema(text: &str) -> bool {
     let head = &text[..text.len().min(2048)];
     head.contains("XMLSchema") && !head.contains("schemas.xmlsoap.org/wsdl/\"")
-}
-
-/// The byte range of the value of attribute `name` in the start tag at `start`.
-fn attr_value_range(text: &str, start: usize, name: &str) -> Option<(usize, usize)> {
-    let tag_end = start + text.get(start..)?.find('>')?;
-    let tag = &text[start..tag_end];
-    let mut from = 0;
-    while let Some(i) = tag[from..].find(name) {
-        let at = from + i;
-        let before_ok = tag[..at].ends_with(|c: char| c.is_ascii_whitespace());
-        let rest = tag[at + name.len()..].trim_start();
-        if before_ok && let Some(rest) = rest.strip_prefix('=') {
-            let rest_trim = rest.trim_start();
-            let quote = rest_trim.chars().next()?;
-            if quote == '"' || quote == '\'' {
-                let len = rest_trim[1..].find(quote)?;
-                let vs = start + (tag.len() - rest_trim.len()) + 1;
-                return Some((vs, vs + len));
-            }
-        }
-        from = at + name.len();
-    }
-    None
 }

@@ -384,3 +384,31 @@ pub fn assert_each_line_once(out: &str, lines: usize) {
     let repeated = seen.iter().filter(|&&c| c > 1).count();
     assert_eq!((missing, repeated), (0, 0), "lines missing, lines repeated");
 }
+
+/// Python's zeep, from `SLUICE_ZEEP_PYTHON` or the venv `.ci/run` makes in `target/py-tools`.
+pub fn zeep_python() -> Option<std::path::PathBuf> {
+    let venv = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/py-tools/bin/python3"
+    );
+    let from_env = std::env::var("SLUICE_ZEEP_PYTHON").unwrap_or_default();
+    let mut candidates = vec![venv];
+    if !from_env.is_empty() {
+        candidates.insert(0, from_env.as_str());
+    }
+    let python = sluice_flow_testing::require_tool("Python with zeep (SOAP client)", &candidates)?;
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import zeep"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok || std::env::var("CI").as_deref() != Ok("true"),
+        "{} cannot import zeep",
+        python.display()
+    );
+    if !ok {
+        eprintln!("skipped: {} cannot import zeep", python.display());
+        return None;
+    }
+    Some(python)
+}
