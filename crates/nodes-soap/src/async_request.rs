@@ -221,9 +221,10 @@ impl Node for SoapAsyncRequest {
             ..Addressing::default()
         };
         let context = user_context(le, "SOAP")?;
-        let (body, headers) = request_body(msg, &self.op, self.validator.as_deref(), |t, id| {
-            wsa::write_request(t, id, &addressing).map_err(NodeError::from)
-        })?;
+        let (body, headers) =
+            request_body(msg, &self.op, self.validator.as_deref(), None, |t, id| {
+                wsa::write_request(t, id, &addressing).map_err(NodeError::from)
+            })?;
         let runtime = self.runtime.clone().ok_or_else(|| {
             NodeError::recoverable(
                 "no runtime to call the service on (this is a bug, please report it)",

@@ -168,7 +168,7 @@ fn add_to_tree(tree: &mut Tree, soap: NodeId, attachments: &[Attachment]) -> Res
 }
 
 /// XOP's namespace, of the `xop:Include` elements an MTOM message puts where binary content was.
-const XOP_NS: &[u8] = b"http://www.w3.org/2004/08/xop/include";
+pub(crate) const XOP_NS: &[u8] = b"http://www.w3.org/2004/08/xop/include";
 /// How deep the Body is searched for `xop:Include` elements.
 const MAX_XOP_DEPTH: usize = 256;
 
@@ -258,11 +258,14 @@ pub(crate) fn from_tree(tree: &mut Tree, soap: NodeId) -> Result<Vec<Attachment>
 const ROOT_ID: &str = "rootpart@sluice";
 
 /// Write `envelope` and `attachments` as a `multipart/related` body: its Content-Type (boundary,
-/// `type` and `start` included) and bytes.
+/// `type` and `start` included) and bytes. With `mtom`, the envelope part is XOP's
+/// `application/xop+xml` (the SOAP media type in its `type` parameter and the multipart's
+/// `start-info`), as MTOM writes it.
 pub(crate) fn join(
     envelope: &[u8],
     version: SoapVersion,
     attachments: &[Attachment],
+    mtom: bool,
 ) -> Result<(String, Vec<u8>), NodeError> {
     let boundary = format!("MIMEBoundary_{}", uuid::Uuid::new_v4().simple());
     let delimiter = format!("--{boundary}");
@@ -289,9 +292,13 @@ pub(crate) fn join(
             + 200,
     );
     let mut push = |s: &str| out.extend_from_slice(s.as_bytes());
+    let root_part_type = if mtom {
+        format!("application/xop+xml; charset=utf-8; type=\"{root_type}\"")
+    } else {
+        version.content_type().to_string()
+    };
     push(&format!(
-        "{delimiter}\r\nContent-Type: {}\r\nContent-Transfer-Encoding: binary\r\nContent-ID: <{ROOT_ID}>\r\n\r\n",
-        version.content_type()
+        "{delimiter}\r\nContent-Type: {root_part_type}\r\nContent-Transfer-Encoding: binary\r\nContent-ID: <{ROOT_ID}>\r\n\r\n"
     ));
     out.extend_from_slice(envelope);
     for a in attachments {
@@ -316,9 +323,15 @@ pub(crate) fn join(
         out.extend_from_slice(&a.data);
     }
     out.extend_from_slice(format!("\r\n{delimiter}--\r\n").as_bytes());
-    let content_type = format!(
-        "multipart/related; type=\"{root_type}\"; start=\"<{ROOT_ID}>\"; boundary=\"{boundary}\""
-    );
+    let content_type = if mtom {
+        format!(
+            "multipart/related; type=\"application/xop+xml\"; start=\"<{ROOT_ID}>\"; start-info=\"{root_type}\"; boundary=\"{boundary}\""
+        )
+    } else {
+        format!(
+            "multipart/related; type=\"{root_type}\"; start=\"<{ROOT_ID}>\"; boundary=\"{boundary}\""
+        )
+    };
     Ok((content_type, out))
 }
 
@@ -356,7 +369,7 @@ mod tests {
             headers: vec![("Content-Type".into(), "application/pdf".into())],
             data: b"%PDF\r\n--not-a-boundary\r\n\x00\xff".to_vec(),
         }];
-        let (ct, body) = join(ENVELOPE.as_bytes(), SoapVersion::V11, &atts).unwrap();
+        let (ct, body) = join(ENVELOPE.as_bytes(), SoapVersion::V11, &atts, false).unwrap();
         assert!(is_related(&ct));
         let r = split(&ct, &Bytes::from(body)).unwrap();
         assert_eq!(r.version, SoapVersion::V11);

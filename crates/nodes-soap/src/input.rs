@@ -91,6 +91,7 @@ struct SoapInput {
     use_wsa: bool,
     understood: Understood,
     validator: Option<Arc<Validator>>,
+    binary_elements: Arc<std::collections::HashSet<(String, String)>>,
     /// Numbers the requests of this node, for `ReplyIdentifier`.
     next_id: std::sync::atomic::AtomicU64,
 }
@@ -130,6 +131,7 @@ fn build_soap_input(c: SoapInputProps, b: &BuildContext) -> Result<NodeImpl, Con
         router: Arc::clone(&services.http),
         queue,
         owner,
+        binary_elements: Arc::new(wsdl.binary_elements.clone()),
         wsdl: Arc::new(wsdl),
         port,
         version,
@@ -453,6 +455,10 @@ impl SoapInput {
                 addressing,
                 reply_action: reply_action(op),
                 validator: self.validator.clone(),
+                binary_elements: self
+                    .validator
+                    .as_ref()
+                    .map(|_| Arc::clone(&self.binary_elements)),
             })
         };
         if let Some(p) = pending {

@@ -9,6 +9,7 @@ pub mod client;
 pub mod envelope;
 pub mod error;
 pub mod input;
+mod mtom;
 mod must_understand;
 pub mod pending;
 pub mod reply;

@@ -20,6 +20,9 @@ pub struct PendingSoapReply {
     pub reply_action: String,
     /// SOAPInput's validator, which the reply's body must also satisfy.
     pub validator: Option<std::sync::Arc<sluice_nodes_core::validation::Validator>>,
+    /// The base64Binary elements of SOAPInput's WSDL, which the reply may send as MTOM parts;
+    /// `None` when SOAPInput does not validate (the product writes MTOM only then).
+    pub binary_elements: Option<std::sync::Arc<std::collections::HashSet<(String, String)>>>,
 }
 
 impl PendingSoapReply {

@@ -16,8 +16,8 @@ use sluice_node_api::{
 use sluice_nodes_core::terminals::{FailureOut, In};
 use sluice_parsers::soap::{self, SoapVersion, fault};
 
-use crate::attachments;
 use crate::client::{SoapClient, new_client, post};
+use crate::mtom::{self, Mtom};
 use crate::pending::PendingSoapReply;
 use crate::validation::check_body;
 use crate::{envelope, wsa};
@@ -52,6 +52,12 @@ properties! {
         ignore_transport_failures: bool = "true",
         /// How long an asynchronous reply to a ReplyTo address may take.
         reply_to_timeout_secs: u64 = "60",
+        /// The product's "Allow MTOM": the reply is written as MTOM (XOP) when the SOAPInput
+        /// validates, the message has no `Attachment` children (those go as SwA), and Body
+        /// elements the WSDL's schemas declare as base64Binary hold at least 1000 bytes; each
+        /// such content goes in a binary part. `LocalEnvironment.Destination.SOAP.Reply.AllowMTOM`
+        /// and `.MTOMThreshold` (bytes) override it per message.
+        allow_mtom: bool = "false",
     }
 }
 
@@ -60,6 +66,7 @@ impl BuildNode for SoapReplyProps {
         Ok(NodeImpl::Process(Arc::new(SoapReply {
             ignore_failures: self.ignore_transport_failures,
             timeout: Duration::from_secs(self.reply_to_timeout_secs.max(1)),
+            allow_mtom: self.allow_mtom,
             runtime: b.services.runtime.clone(),
             client: std::sync::OnceLock::new(),
         })))
@@ -68,6 +75,7 @@ impl BuildNode for SoapReplyProps {
 
 struct SoapReply {
     ignore_failures: bool,
+    allow_mtom: bool,
     timeout: Duration,
     runtime: Option<tokio::runtime::Handle>,
     client: std::sync::OnceLock<Option<SoapClient>>,
@@ -133,24 +141,23 @@ impl Node for SoapReply {
             if let Some(a) = &pending.addressing {
                 wsa::write_reply(&mut msg.root, soap_id, a, &pending.reply_action)?;
             }
-            let mut out = Vec::new();
-            soap::serialize_to(&mut msg.root, soap_id, &mut out)?;
-            let attached = attachments::from_tree(&mut msg.root, soap_id)?;
-            if attached.is_empty() {
-                return Ok((
-                    Bytes::from(out),
-                    Cow::Borrowed(version.content_type()),
-                    version,
-                    is_fault,
-                ));
-            }
-            let (content_type, body) = attachments::join(&out, version, &attached)?;
-            Ok((
-                Bytes::from(body),
-                Cow::Owned(content_type),
-                version,
-                is_fault,
-            ))
+            let mtom = match &pending.binary_elements {
+                Some(elements) if !is_fault => {
+                    let (allow, threshold) =
+                        mtom::settings(&mut msg.local_environment, "Reply", self.allow_mtom)?;
+                    allow.then_some(Mtom {
+                        elements,
+                        threshold,
+                    })
+                }
+                _ => None,
+            };
+            let (body, multipart) = mtom::write(&mut msg.root, soap_id, version, mtom)?;
+            let content_type = match multipart {
+                Some(ct) => Cow::Owned(ct),
+                None => Cow::Borrowed(version.content_type()),
+            };
+            Ok((Bytes::from(body), content_type, version, is_fault))
         })();
         let (body, content_type, version, is_fault) = match prepared {
             Ok(x) => x,

@@ -22,6 +22,7 @@ use crate::attachments;
 use crate::client::{Answer, CallError, SoapClient, new_client, post};
 use crate::envelope::body_as_soap;
 use crate::input::choose_binding;
+use crate::mtom::{self, Mtom};
 use crate::must_understand::{self, Understood};
 use crate::validation::{check_body, wsdl_validator};
 use crate::wsdl::{Operation, Wsdl};
@@ -53,6 +54,12 @@ properties! {
         /// response with a block marked `mustUnderstand` for this node that is not listed here
         /// is not propagated; the node raises, naming the block.
         understood_headers: Vec<String> = "[]",
+        /// The product's "Allow MTOM": the request is written as MTOM (XOP) when this node
+        /// validates, the message has no `Attachment` children (those go as SwA), and Body
+        /// elements the WSDL's schemas declare as base64Binary hold at least 1000 bytes.
+        /// `LocalEnvironment.Destination.SOAP.Request.AllowMTOM` and `.MTOMThreshold` (bytes)
+        /// override it per message. MTOM responses are read whatever this says.
+        allow_mtom: bool = "false",
         /// `content_and_value` validates the request's body against the schemas of the WSDL's
         /// types before it is sent, and the response's body when it is not a fault; a
         /// violation raises, naming it (`failure_action` as on other nodes).
@@ -107,6 +114,8 @@ impl BuildNode for SoapRequestProps {
             url: target.url,
             timeout: Duration::from_secs(self.timeout_secs),
             understood,
+            allow_mtom: self.allow_mtom,
+            binary_elements: target.wsdl.binary_elements.clone(),
             validator,
             runtime: b.services.runtime.clone(),
             client: std::sync::OnceLock::new(),
@@ -177,6 +186,8 @@ struct SoapRequest {
     url: String,
     timeout: Duration,
     understood: Understood,
+    allow_mtom: bool,
+    binary_elements: std::collections::HashSet<(String, String)>,
     validator: Option<Arc<Validator>>,
     runtime: Option<tokio::runtime::Handle>,
     client: std::sync::OnceLock<Result<SoapClient, String>>,
@@ -219,6 +230,12 @@ impl SoapRequest {
     }
 }
 
+/// A request node's MTOM settings: its `allow_mtom` and the WSDL's base64Binary elements.
+pub(crate) struct MtomProps<'a> {
+    pub allow: bool,
+    pub elements: &'a std::collections::HashSet<(String, String)>,
+}
+
 /// The request `msg` holds for `op` as an HTTP body with its headers: the body put into an
 /// envelope of the operation's version (when it is not in the SOAP domain already), validated,
 /// changed by `edit` (which gets the SOAP domain element), and serialised, with any attachments
@@ -227,6 +244,7 @@ pub(crate) fn request_body(
     msg: &mut Message,
     op: &Operation,
     validator: Option<&Validator>,
+    mtom: Option<&MtomProps<'_>>,
     edit: impl FnOnce(&mut sluice_tree::Tree, sluice_tree::NodeId) -> Result<(), NodeError>,
 ) -> Result<(Bytes, Vec<(String, String)>), NodeError> {
     let version = op.version;
@@ -235,12 +253,20 @@ pub(crate) fn request_body(
         check_body(&mut msg.root, soap_id, v)?;
     }
     edit(&mut msg.root, soap_id)?;
-    let mut out = Vec::new();
-    soap::serialize_to(&mut msg.root, soap_id, &mut out)?;
-    let attached = attachments::from_tree(&mut msg.root, soap_id)?;
-    let ct = if !attached.is_empty() {
-        let (ct, body) = attachments::join(&out, version, &attached)?;
-        out = body;
+    // The product writes MTOM only when the node validates, as it knows the types then.
+    let mtom = match mtom {
+        Some(m) if validator.is_some() => {
+            let (allow, threshold) =
+                mtom::settings(&mut msg.local_environment, "Request", m.allow)?;
+            allow.then_some(Mtom {
+                elements: m.elements,
+                threshold,
+            })
+        }
+        _ => None,
+    };
+    let (out, multipart) = mtom::write(&mut msg.root, soap_id, version, mtom)?;
+    let ct = if let Some(ct) = multipart {
         ct
     } else {
         match version {
@@ -298,8 +324,16 @@ pub(crate) fn attach_answer(
 impl Node for SoapRequest {
     fn evaluate(&self, ctx: &mut Ctx<'_>, _: Terminal, msg: &mut Message) -> Result<(), NodeError> {
         let url = url_override(msg)?.unwrap_or_else(|| self.url.clone());
-        let (body, headers) =
-            request_body(msg, &self.op, self.validator.as_deref(), |_, _| Ok(()))?;
+        let (body, headers) = request_body(
+            msg,
+            &self.op,
+            self.validator.as_deref(),
+            Some(&MtomProps {
+                allow: self.allow_mtom,
+                elements: &self.binary_elements,
+            }),
+            |_, _| Ok(()),
+        )?;
         let runtime = self.runtime.clone().ok_or_else(|| {
             NodeError::recoverable(
                 "no runtime to call the service on (this is a bug, please report it)",

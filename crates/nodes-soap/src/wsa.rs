@@ -110,7 +110,7 @@ fn addressing_header(tree: &mut Tree, soap: NodeId) -> Result<NodeId, TreeError>
             tree.delete(c)?;
         }
     }
-    declare_prefix(tree, soap)?;
+    declare_prefix(tree, soap, "wsa", WSA_NS)?;
     Ok(header)
 }
 
@@ -183,8 +183,14 @@ pub fn write_request(tree: &mut Tree, soap: NodeId, a: &Addressing) -> Result<()
     Ok(())
 }
 
-/// Declare the `wsa` prefix on the envelope (in `Context.Namespace`) so the header reads well.
-fn declare_prefix(tree: &mut Tree, soap: NodeId) -> Result<(), TreeError> {
+/// Declare `prefix` for `uri` on the envelope (in `Context.Namespace`), unless a prefix is
+/// declared for it already, so that blocks added in that namespace read well.
+pub(crate) fn declare_prefix(
+    tree: &mut Tree,
+    soap: NodeId,
+    prefix: &'static str,
+    uri: &str,
+) -> Result<(), TreeError> {
     let Some(ctx) = tree.child_named(soap, None, b"Context", 0)? else {
         return Ok(());
     };
@@ -198,15 +204,15 @@ fn declare_prefix(tree: &mut Tree, soap: NodeId) -> Result<(), TreeError> {
         )?,
     };
     for c in tree.children(ns)? {
-        if tree.value_bytes(c) == Some(WSA_NS.as_bytes()) {
+        if tree.value_bytes(c) == Some(uri.as_bytes()) {
             return Ok(());
         }
     }
-    let v = tree.alloc_text(WSA_NS.as_bytes());
+    let v = tree.alloc_text(uri.as_bytes());
     let d = tree.create_last_child(
         ns,
         field_type::NAMESPACE_DECL,
-        Text::from_static("wsa"),
+        Text::from_static(prefix),
         Value::Character(v),
     )?;
     let x = tree.alloc_text(XMLNS_NS.as_bytes());

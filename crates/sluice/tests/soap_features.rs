@@ -1,6 +1,7 @@
 //! SOAP over real sockets against the real binary, for what a project of its own shows best:
 //! mustUnderstand header blocks (SOAPInput's fault, `understood_headers`, SOAPRequest refusing a
-//! response), and `?xsd=` serving of a WSDL's imported files.
+//! response), `?xsd=` serving of a WSDL's imported files, and MTOM written by SOAPReply and
+//! SOAPRequest.
 
 mod common;
 
@@ -94,7 +95,88 @@ const SPLIT_FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// A service with binary content: an upload answered with what was uploaded.
+const FILES_WSDL: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<wsdl:definitions targetNamespace="urn:test:files" xmlns:tns="urn:test:files"
+    xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/" xmlns:soap="http://schemas.xmlsoap.org/wsdl/soap/"
+    xmlns:xsd="http://www.w3.org/2001/XMLSchema">
+  <wsdl:types>
+    <xsd:schema targetNamespace="urn:test:files" elementFormDefault="qualified">
+      <xsd:element name="upload">
+        <xsd:complexType><xsd:sequence>
+          <xsd:element name="name" type="xsd:string"/>
+          <xsd:element name="data" type="xsd:base64Binary"/>
+        </xsd:sequence></xsd:complexType>
+      </xsd:element>
+    </xsd:schema>
+  </wsdl:types>
+  <wsdl:message name="uploadMsg"><wsdl:part name="parameters" element="tns:upload"/></wsdl:message>
+  <wsdl:portType name="FilesPortType">
+    <wsdl:operation name="upload">
+      <wsdl:input message="tns:uploadMsg"/>
+      <wsdl:output message="tns:uploadMsg"/>
+    </wsdl:operation>
+  </wsdl:portType>
+  <wsdl:binding name="FilesBinding" type="tns:FilesPortType">
+    <soap:binding style="document" transport="http://schemas.xmlsoap.org/soap/http"/>
+    <wsdl:operation name="upload">
+      <soap:operation soapAction="urn:test:files/upload"/>
+      <wsdl:input><soap:body use="literal"/></wsdl:input>
+      <wsdl:output><soap:body use="literal"/></wsdl:output>
+    </wsdl:operation>
+  </wsdl:binding>
+  <wsdl:service name="FilesService">
+    <wsdl:port name="FilesPort" binding="tns:FilesBinding">
+      <soap:address location="http://localhost:7800/files"/>
+    </wsdl:port>
+  </wsdl:service>
+</wsdl:definitions>
+"#;
+
+/// The provider names the Content-Type its request came in, so that a test sees whether the
+/// consumer sent MTOM; the consumer calls the provider of its own server.
+const FILES_ESQL: &str = "CREATE COMPUTE MODULE FilesMark
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot = InputRoot;
+		SET OutputRoot.SOAP.Body.*:upload.*:name = COALESCE(InputRoot.HTTPInputHeader.\"Content-Type\", InputRoot.HTTPInputHeader.\"content-type\");
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE FilesAddress
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot = InputRoot;
+		SET OutputLocalEnvironment = InputLocalEnvironment;
+		SET OutputLocalEnvironment.Destination.SOAP.Request.Transport.HTTP.WebServiceURL =
+			'http://' || InputRoot.HTTPInputHeader.Host || '/files';
+		RETURN TRUE;
+	END;
+END MODULE;
+";
+
 const FLOWS: &[(&str, &str)] = &[
+    (
+        "files.yaml",
+        "flow: files
+nodes:
+  in:    { type: SOAPInput, wsdl_file: services/files.wsdl, path: /files, validation: content_and_value, wires: { out: [mark] } }
+  mark:  { type: Compute, module: FilesMark, wires: { out: [reply] } }
+  reply: { type: SOAPReply, allow_mtom: true }
+",
+    ),
+    (
+        "files-call.yaml",
+        "flow: files-call
+nodes:
+  in:      { type: HTTPInput, path: /files/call, domain: XMLNSC, wires: { out: [address] } }
+  address: { type: Compute, module: FilesAddress, compute_mode: message_local_environment, wires: { out: [call] } }
+  call:    { type: SOAPRequest, wsdl_file: services/files.wsdl, operation: upload, timeout_secs: 30, validation: content_and_value, allow_mtom: true, wires: { out: [extract] } }
+  extract: { type: SOAPExtract, wires: { out: [reply] } }
+  reply:   { type: HTTPReply }
+",
+    ),
     (
         "parts.yaml",
         "flow: parts
@@ -156,6 +238,8 @@ fn server() -> &'static Server {
             std::fs::write(p.join(name), text).expect("service file");
         }
         std::fs::write(p.join("esql/mu.esql"), ADDRESS_ESQL).expect("esql");
+        std::fs::write(p.join("esql/files.esql"), FILES_ESQL).expect("esql");
+        std::fs::write(p.join("services/files.wsdl"), FILES_WSDL).expect("wsdl");
         for (name, text) in FLOWS {
             std::fs::write(p.join("flows").join(name), text).expect("flow");
         }
@@ -383,4 +467,142 @@ fn zeep_client_generated_from_a_wsdl_with_imports_calls_the_service() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(stdout.trim(), "P-42");
+}
+
+/// Bytes of every value, `n` long.
+fn binary(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 % 256) as u8).collect()
+}
+
+fn b64(data: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(data)
+}
+
+/// The parts of a multipart body: (headers, content) each.
+fn parts(content_type: &str, body: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let boundary = content_type
+        .split("boundary=")
+        .nth(1)
+        .map(|b| b.trim_matches('"').split('"').next().unwrap_or(b))
+        .expect("a boundary");
+    let delimiter = format!("--{boundary}");
+    let at: Vec<usize> = body
+        .windows(delimiter.len())
+        .enumerate()
+        .filter(|(_, w)| *w == delimiter.as_bytes())
+        .map(|(i, _)| i)
+        .collect();
+    at.windows(2)
+        .map(|w| {
+            let part = &body[w[0] + delimiter.len() + 2..w[1] - 2];
+            let split = part
+                .windows(4)
+                .position(|x| x == b"\r\n\r\n")
+                .expect("part headers");
+            (
+                String::from_utf8_lossy(&part[..split]).into_owned(),
+                part[split + 4..].to_vec(),
+            )
+        })
+        .collect()
+}
+
+fn upload_envelope(name: &str, data_xml: &str) -> String {
+    format!(
+        concat!(
+            r#"<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:f="urn:test:files">"#,
+            "<soapenv:Body><f:upload><f:name>{name}</f:name><f:data>{data}</f:data></f:upload></soapenv:Body></soapenv:Envelope>"
+        ),
+        name = name,
+        data = data_xml
+    )
+}
+
+#[test]
+fn soap_reply_answers_an_mtom_request_with_mtom_that_decodes_to_the_same_bytes() {
+    let data = binary(4096);
+    let env = upload_envelope(
+        "in",
+        r#"<xop:Include xmlns:xop="http://www.w3.org/2004/08/xop/include" href="cid:data%40client"/>"#,
+    );
+    let mut b = Vec::new();
+    b.extend_from_slice(b"--MtomB\r\nContent-Type: application/xop+xml; charset=utf-8; type=\"text/xml\"\r\nContent-ID: <root@client>\r\n\r\n");
+    b.extend_from_slice(env.as_bytes());
+    b.extend_from_slice(b"\r\n--MtomB\r\nContent-Type: application/octet-stream\r\nContent-ID: <data@client>\r\nContent-Transfer-Encoding: binary\r\n\r\n");
+    b.extend_from_slice(&data);
+    b.extend_from_slice(b"\r\n--MtomB--\r\n");
+    let r = call(
+        "POST",
+        "/files",
+        &[
+            (
+                "Content-Type",
+                "multipart/related; type=\"application/xop+xml\"; start=\"<root@client>\"; start-info=\"text/xml\"; boundary=MtomB",
+            ),
+            ("SOAPAction", "\"urn:test:files/upload\""),
+        ],
+        &b,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let ct = r.header("content-type").unwrap_or_default().to_string();
+    assert!(ct.starts_with("multipart/related;"), "{ct}");
+    assert!(ct.contains("type=\"application/xop+xml\""), "{ct}");
+    let ps = parts(&ct, &r.body);
+    assert_eq!(ps.len(), 2, "{}", r.text());
+    let (root_head, root) = &ps[0];
+    assert!(root_head.contains("application/xop+xml"), "{root_head}");
+    let root = String::from_utf8_lossy(root);
+    let href = root
+        .split("href=\"cid:")
+        .nth(1)
+        .and_then(|h| h.split('"').next())
+        .expect("an xop:Include");
+    let (part_head, content) = &ps[1];
+    assert!(
+        part_head.contains(&format!("Content-ID: <{href}>")),
+        "{part_head} / {href}"
+    );
+    assert_eq!(content, &data, "the same bytes back");
+    assert!(!root.contains(&b64(&data)[..64]), "not inline as well");
+}
+
+#[test]
+fn soap_reply_answers_inline_when_the_content_is_below_the_threshold() {
+    let small = binary(100);
+    let r = call(
+        "POST",
+        "/files",
+        &[
+            ("Content-Type", "text/xml; charset=utf-8"),
+            ("SOAPAction", "\"urn:test:files/upload\""),
+        ],
+        upload_envelope("small", &b64(&small)).as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let ct = r.header("content-type").unwrap_or_default().to_string();
+    assert!(ct.starts_with("text/xml"), "{ct}");
+    assert!(r.text().contains(&b64(&small)), "{}", r.text());
+}
+
+#[test]
+fn soap_request_sends_mtom_to_soap_input_and_reads_its_mtom_reply() {
+    let data = binary(3000);
+    let body = format!(
+        r#"<f:upload xmlns:f="urn:test:files"><f:name>x</f:name><f:data>{}</f:data></f:upload>"#,
+        b64(&data)
+    );
+    let r = call(
+        "POST",
+        "/files/call",
+        &[("Content-Type", "text/xml")],
+        body.as_bytes(),
+    );
+    let t = r.text();
+    assert_eq!(r.status, 200, "{t}");
+    // The provider saw an MTOM request...
+    assert!(t.contains("multipart/related"), "{t}");
+    assert!(t.contains("application/xop+xml"), "{t}");
+    // ...and its MTOM reply came back to the flow as the same bytes, inline.
+    assert!(t.contains(&b64(&data)), "{t}");
 }

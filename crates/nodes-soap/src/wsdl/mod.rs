@@ -10,6 +10,7 @@
 //! exist, and files that are not well-formed XML.
 //! Non-SOAP bindings (HTTP GET/POST) are skipped.
 
+mod binary;
 mod dom;
 mod model;
 mod served;

@@ -85,6 +85,8 @@ pub struct Wsdl {
     pub schemas: Vec<SchemaPart>,
     /// The files it reaches, for `?xsd=`.
     served: Served,
+    /// The elements its schemas declare as base64Binary, which MTOM may move out of the Body.
+    pub binary_elements: HashSet<QName>,
 }
 
 impl Wsdl {
@@ -211,6 +213,7 @@ struct Loader<'a> {
     main_path: Option<PathBuf>,
     texts: HashMap<PathBuf, String>,
     links: Vec<Link>,
+    binary: HashSet<QName>,
 }
 
 impl<'a> Loader<'a> {
@@ -231,6 +234,7 @@ impl<'a> Loader<'a> {
             main_path: None,
             texts: HashMap::new(),
             links: Vec::new(),
+            binary: HashSet::new(),
         }
     }
 
@@ -366,6 +370,7 @@ impl<'a> Loader<'a> {
 
     fn schema(&mut self, path: &Path, file: &str, s: &Element) -> Result<(), WsdlError> {
         let tns = s.attr("targetNamespace").unwrap_or_default().to_string();
+        super::binary::collect(s, &tns, &mut self.binary);
         for c in s.children_in(XSD_NS) {
             match c.local.as_str() {
                 "element" => {
@@ -697,6 +702,7 @@ impl<'a> Loader<'a> {
                 self.texts,
                 self.links,
             ),
+            binary_elements: self.binary,
         })
     }
 
