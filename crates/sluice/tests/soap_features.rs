@@ -194,6 +194,14 @@ nodes:
 ",
     ),
     (
+        "mu-echo12.yaml",
+        "flow: mu-echo12
+nodes:
+  in:    { type: SOAPInput, wsdl_file: services/echo12.wsdl, path: /mu/echo12, wires: { out: [reply] } }
+  reply: { type: SOAPReply }
+",
+    ),
+    (
         "mu-plain.yaml",
         "flow: mu-plain
 nodes:
@@ -234,6 +242,13 @@ fn server() -> &'static Server {
             std::fs::create_dir_all(p.join(sub)).expect("folder");
         }
         copy_samples(p, &["services/echo.wsdl"]);
+        // The echo service bound to SOAP 1.2.
+        let echo = std::fs::read_to_string(p.join("services/echo.wsdl")).expect("echo.wsdl");
+        let echo12 = echo.replace(
+            "http://schemas.xmlsoap.org/wsdl/soap/",
+            "http://schemas.xmlsoap.org/wsdl/soap12/",
+        );
+        std::fs::write(p.join("services/echo12.wsdl"), echo12).expect("echo12.wsdl");
         for (name, text) in SPLIT_FILES {
             std::fs::write(p.join(name), text).expect("service file");
         }
@@ -318,6 +333,57 @@ fn soap_input_answers_a_block_it_does_not_understand_with_a_must_understand_faul
     );
     assert!(t.contains("{urn:test:mu}ticket"), "{t}");
     assert!(!t.contains("refused"), "the flow did not run: {t}");
+}
+
+#[test]
+fn soap_input_answers_a_12_block_it_does_not_understand_with_not_understood_headers() {
+    let env = |role: &str| {
+        format!(
+            concat!(
+                r#"<env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope" xmlns:e="{ns}" xmlns:m="{mu}">"#,
+                r#"<env:Header><m:ticket env:mustUnderstand="true" {role}>t-1</m:ticket></env:Header>"#,
+                "<env:Body><e:echo><e:text>twelve</e:text></e:echo></env:Body></env:Envelope>"
+            ),
+            ns = ECHO_NS,
+            mu = MU_NS,
+            role = role
+        )
+    };
+    let post = |body: String| {
+        call(
+            "POST",
+            "/mu/echo12",
+            &[(
+                "Content-Type",
+                "application/soap+xml; charset=utf-8; action=\"http://sluice.example/samples/echo/echo\"",
+            )],
+            body.as_bytes(),
+        )
+    };
+    let r = post(env(
+        r#"env:role="http://www.w3.org/2003/05/soap-envelope/role/ultimateReceiver""#,
+    ));
+    let t = r.text();
+    assert_eq!(r.status, 500, "{t}");
+    assert!(
+        r.header("content-type")
+            .is_some_and(|c| c.starts_with("application/soap+xml")),
+        "{:?}",
+        r.headers
+    );
+    assert!(
+        t.contains("<soapenv:Value>soapenv:MustUnderstand</soapenv:Value>"),
+        "{t}"
+    );
+    assert!(
+        t.contains(r#"<soapenv:NotUnderstood qname="nu0:ticket" xmlns:nu0="urn:test:mu"/>"#),
+        "{t}"
+    );
+    assert!(!t.contains("twelve"), "{t}");
+    // A block for a role this node does not play is left alone.
+    let r = post(env(r#"env:role="urn:some-other-role""#));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("twelve"), "{}", r.text());
 }
 
 #[test]
