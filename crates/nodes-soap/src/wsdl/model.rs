@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use sluice_parsers::soap::SoapVersion;
 use sluice_xsd::SchemaPart;
 
-use super::dom::{self, Element};
+use super::dom::{self, Element, inline_schema, is_schema};
 use super::served::{Link, Served, attr_value_range, rewrite};
 use super::{MIME_NS, SOAP11_BINDING_NS, SOAP12_BINDING_NS, WSDL_NS, XSD_NS};
 use crate::error::WsdlError;
@@ -781,40 +781,4 @@ fn parse_style(file: &str, el: &Element) -> Result<Option<Style>, WsdlError> {
             format!("style `{other}` is not document or rpc"),
         )),
     }
-}
-
-/// The `xsd:schema` element `schema` of `types` as a document of its own: its text where the
-/// file has it, with the namespace declarations it inherits written on it, after as many line
-/// ends as put it on its line of the file (so that a schema error names the file's line).
-fn inline_schema(text: &str, types: &Element, schema: &Element) -> String {
-    let raw = &text[schema.start.min(text.len())..schema.end.min(text.len())];
-    let name_end = raw
-        .find(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/')
-        .unwrap_or(raw.len());
-    let mut inherited: Vec<(&String, &String)> = types
-        .scope
-        .iter()
-        .filter(|(p, _)| p.as_str() != "xml" && !schema.declares.contains(*p))
-        .collect();
-    inherited.sort();
-    let mut out = "\n".repeat(schema.line.saturating_sub(1) as usize);
-    out.push_str(&raw[..name_end]);
-    for (prefix, uri) in inherited {
-        let uri = uri
-            .replace('&', "&amp;")
-            .replace('"', "&quot;")
-            .replace('<', "&lt;");
-        if prefix.is_empty() {
-            out.push_str(&format!(" xmlns=\"{uri}\""));
-        } else {
-            out.push_str(&format!(" xmlns:{prefix}=\"{uri}\""));
-        }
-    }
-    out.push_str(&raw[name_end..]);
-    out
-}
-
-fn is_schema(text: &str) -> bool {
-    let head = &text[..text.len().min(2048)];
-    head.contains("XMLSchema") && !head.contains("schemas.xmlsoap.org/wsdl/\"")
 }
