@@ -39,13 +39,18 @@ pub(crate) fn settings(
     allow: bool,
 ) -> Result<(bool, usize), NodeError> {
     let r = le.root();
+    // ESQL may set them as BOOLEAN and INTEGER as well as as text.
     let mut read = |name: &'static str| -> Result<Option<String>, NodeError> {
-        Ok(le
-            .path(r, &["Destination", "SOAP", direction, name])?
-            .and_then(|id| {
-                le.value_bytes(id)
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-            }))
+        let Some(id) = le.path(r, &["Destination", "SOAP", direction, name])? else {
+            return Ok(None);
+        };
+        Ok(match le.value(id) {
+            Value::Boolean(b) => Some(b.to_string()),
+            Value::Integer(n) => Some(n.to_string()),
+            _ => le
+                .value_bytes(id)
+                .map(|b| String::from_utf8_lossy(b).into_owned()),
+        })
     };
     let allow = match read("AllowMTOM")? {
         Some(v) => match v.trim().to_ascii_lowercase().as_str() {
@@ -269,6 +274,26 @@ mod tests {
         assert_eq!(settings(&mut le, "Reply", true).unwrap(), (false, 50));
         let mut le = local_environment(&[("AllowMTOM", "TRUE")]);
         assert!(settings(&mut le, "Reply", false).unwrap().0);
+        let mut le = local_environment(&[]);
+        let reply = le
+            .path(le.root(), &["Destination", "SOAP", "Reply"])
+            .unwrap()
+            .unwrap();
+        le.create_last_child(
+            reply,
+            xft::FIELD,
+            Text::from_static("AllowMTOM"),
+            Value::Boolean(true),
+        )
+        .unwrap();
+        le.create_last_child(
+            reply,
+            xft::FIELD,
+            Text::from_static("MTOMThreshold"),
+            Value::Integer(7),
+        )
+        .unwrap();
+        assert_eq!(settings(&mut le, "Reply", false).unwrap(), (true, 7));
     }
 
     #[test]

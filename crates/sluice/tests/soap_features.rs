@@ -144,6 +144,17 @@ const FILES_ESQL: &str = "CREATE COMPUTE MODULE FilesMark
 	END;
 END MODULE;
 
+CREATE COMPUTE MODULE FilesLowThreshold
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot = InputRoot;
+		SET OutputLocalEnvironment = InputLocalEnvironment;
+		SET OutputLocalEnvironment.Destination.SOAP.Reply.AllowMTOM = TRUE;
+		SET OutputLocalEnvironment.Destination.SOAP.Reply.MTOMThreshold = 10;
+		RETURN TRUE;
+	END;
+END MODULE;
+
 CREATE COMPUTE MODULE FilesAddress
 	CREATE FUNCTION Main() RETURNS BOOLEAN
 	BEGIN
@@ -163,6 +174,23 @@ const FLOWS: &[(&str, &str)] = &[
 nodes:
   in:    { type: SOAPInput, wsdl_file: services/files.wsdl, path: /files, validation: content_and_value, wires: { out: [mark] } }
   mark:  { type: Compute, module: FilesMark, wires: { out: [reply] } }
+  reply: { type: SOAPReply, allow_mtom: true }
+",
+    ),
+    (
+        "files-low.yaml",
+        "flow: files-low
+nodes:
+  in:    { type: SOAPInput, wsdl_file: services/files.wsdl, path: /files-low, validation: content_and_value, wires: { out: [low] } }
+  low:   { type: Compute, module: FilesLowThreshold, compute_mode: message_local_environment, wires: { out: [reply] } }
+  reply: { type: SOAPReply }
+",
+    ),
+    (
+        "files-unvalidated.yaml",
+        "flow: files-unvalidated
+nodes:
+  in:    { type: SOAPInput, wsdl_file: services/files.wsdl, path: /files-unvalidated, wires: { out: [reply] } }
   reply: { type: SOAPReply, allow_mtom: true }
 ",
     ),
@@ -649,6 +677,40 @@ fn soap_reply_answers_inline_when_the_content_is_below_the_threshold() {
     let ct = r.header("content-type").unwrap_or_default().to_string();
     assert!(ct.starts_with("text/xml"), "{ct}");
     assert!(r.text().contains(&b64(&small)), "{}", r.text());
+}
+
+fn post_upload(path: &str, data: &[u8]) -> Response {
+    call(
+        "POST",
+        path,
+        &[
+            ("Content-Type", "text/xml; charset=utf-8"),
+            ("SOAPAction", "\"urn:test:files/upload\""),
+        ],
+        upload_envelope("n", &b64(data)).as_bytes(),
+    )
+}
+
+#[test]
+fn soap_reply_writes_mtom_when_the_local_environment_allows_it_and_lowers_the_threshold() {
+    let data = binary(50);
+    let r = post_upload("/files-low", &data);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let ct = r.header("content-type").unwrap_or_default().to_string();
+    assert!(ct.contains("application/xop+xml"), "{ct}");
+    let ps = parts(&ct, &r.body);
+    assert_eq!(ps.len(), 2, "{}", r.text());
+    assert_eq!(ps[1].1, data);
+}
+
+#[test]
+fn soap_reply_answers_inline_when_the_soap_input_does_not_validate() {
+    let data = binary(5000);
+    let r = post_upload("/files-unvalidated", &data);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let ct = r.header("content-type").unwrap_or_default().to_string();
+    assert!(ct.starts_with("text/xml"), "{ct}");
+    assert!(r.text().contains(&b64(&data)), "{}", r.text());
 }
 
 #[test]
