@@ -168,7 +168,7 @@ fn add_to_tree(tree: &mut Tree, soap: NodeId, attachments: &[Attachment]) -> Res
 }
 
 /// XOP's namespace, of the `xop:Include` elements an MTOM message puts where binary content was.
-pub(crate) const XOP_NS: &[u8] = b"http://www.w3.org/2004/08/xop/include";
+pub(crate) const XOP_NS: &str = "http://www.w3.org/2004/08/xop/include";
 /// How deep the Body is searched for `xop:Include` elements.
 const MAX_XOP_DEPTH: usize = 256;
 
@@ -190,7 +190,7 @@ fn inline_xop(
             if t != xft::FOLDER && t != xft::FIELD {
                 continue;
             }
-            if tree.namespace_bytes(c) != XOP_NS || tree.name_bytes(c) != b"Include" {
+            if tree.namespace_bytes(c) != XOP_NS.as_bytes() || tree.name_bytes(c) != b"Include" {
                 if depth < MAX_XOP_DEPTH {
                     stack.push((c, depth + 1));
                 }

@@ -170,7 +170,7 @@ fn include(tree: &mut Tree, soap: NodeId, el: NodeId, content_id: &str) -> Resul
     tree.set_value(el, Value::Null);
     tree.set_field_type(el, xft::FOLDER);
     let inc = tree.create_last_child(el, xft::FOLDER, Text::from_static("Include"), Value::Null)?;
-    let ns = tree.alloc_text(XOP_NS);
+    let ns = tree.alloc_text(XOP_NS.as_bytes());
     tree.set_namespace(inc, ns);
     let href = tree.alloc_text(format!("cid:{content_id}").as_bytes());
     tree.create_last_child(
@@ -179,7 +179,7 @@ fn include(tree: &mut Tree, soap: NodeId, el: NodeId, content_id: &str) -> Resul
         Text::from_static("href"),
         Value::Character(href),
     )?;
-    crate::wsa::declare_prefix(tree, soap, "xop", "http://www.w3.org/2004/08/xop/include")
+    crate::wsa::declare_prefix(tree, soap, "xop", XOP_NS)
 }
 
 #[cfg(test)]
