@@ -16,7 +16,7 @@ use sluice_nodes_core::validation::{ValidationProps, Validator};
 use sluice_tree::Tree;
 
 use crate::client::{SoapClient, new_client, post};
-use crate::request::{Target, call_error, request_body, url_override};
+use crate::request::{MtomProps, Target, call_error, request_body, url_override};
 use crate::validation::wsdl_validator;
 use crate::wsa::{self, Addressing};
 use crate::wsdl::Operation;
@@ -52,6 +52,12 @@ properties! {
         /// answered by then goes to the SOAPAsyncResponse node's `failure` terminal. The
         /// service's acknowledgement must come within it too.
         timeout_secs: u64 = "120",
+        /// The product's "Allow MTOM", as on SOAPRequest: the request is written as MTOM when
+        /// this node validates, the message has no `Attachment` children, and Body elements
+        /// the WSDL's schemas declare as base64Binary hold at least 1000 bytes;
+        /// `LocalEnvironment.Destination.SOAP.Request.AllowMTOM` and `.MTOMThreshold` override
+        /// it per message.
+        allow_mtom: bool = "false",
         /// `content_and_value` validates the request's body against the schemas of the WSDL's
         /// types before it is sent (`failure_action` as on other nodes).
         ..validation: ValidationProps,
@@ -138,6 +144,8 @@ impl BuildNode for SoapAsyncRequestProps {
             op: target.op,
             url: target.url,
             timeout: Duration::from_secs(self.timeout_secs),
+            allow_mtom: self.allow_mtom,
+            binary_elements: target.wsdl.binary_elements.clone(),
             validator,
             runtime: b.services.runtime.clone(),
             client: std::sync::OnceLock::new(),
@@ -153,6 +161,8 @@ struct SoapAsyncRequest {
     action: String,
     url: String,
     timeout: Duration,
+    allow_mtom: bool,
+    binary_elements: std::collections::HashSet<(String, String)>,
     validator: Option<Arc<Validator>>,
     runtime: Option<tokio::runtime::Handle>,
     client: std::sync::OnceLock<Result<SoapClient, String>>,
@@ -221,10 +231,17 @@ impl Node for SoapAsyncRequest {
             ..Addressing::default()
         };
         let context = user_context(le, "SOAP")?;
-        let (body, headers) =
-            request_body(msg, &self.op, self.validator.as_deref(), None, |t, id| {
-                wsa::write_request(t, id, &addressing).map_err(NodeError::from)
-            })?;
+        let mtom = MtomProps {
+            allow: self.allow_mtom,
+            elements: &self.binary_elements,
+        };
+        let (body, headers) = request_body(
+            msg,
+            &self.op,
+            self.validator.as_deref(),
+            Some(&mtom),
+            |t, id| wsa::write_request(t, id, &addressing).map_err(NodeError::from),
+        )?;
         let runtime = self.runtime.clone().ok_or_else(|| {
             NodeError::recoverable(
                 "no runtime to call the service on (this is a bug, please report it)",

@@ -2,7 +2,7 @@
 //! flow calls SOAP services of the same server (one honouring WS-Addressing ReplyTo, one
 //! answering on the connection, one that accepts and never answers), and a second flow puts
 //! what its SOAPAsyncResponse node received, from which terminal, on a queue; also the
-//! samples' pair calling `/samples/soap-echo`. RESTAsyncRequest and RESTAsyncResponse the same
+//! samples' pair calling `/samples/soap-echo`; and SOAPAsyncRequest writing MTOM. RESTAsyncRequest and RESTAsyncResponse the same
 //! way, calling an OpenAPI operation served by an HTTPInput flow.
 
 mod common;
@@ -50,6 +50,26 @@ CREATE COMPUTE MODULE FromOut
 		SET OutputRoot.XMLNSC.r.deep = InputLocalEnvironment.SOAP.Response.UserContext.extra.deep;
 		SET OutputRoot.XMLNSC.r.relatesTo = InputLocalEnvironment.SOAP.Response.WSA.RelatesTo;
 		SET OutputRoot.XMLNSC.r.text = InputRoot.SOAP.Body.*:echo.*:text;
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE FilesMark
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot = InputRoot;
+		SET OutputRoot.SOAP.Body.*:upload.*:name = COALESCE(InputRoot.HTTPInputHeader."Content-Type", InputRoot.HTTPInputHeader."content-type");
+		RETURN TRUE;
+	END;
+END MODULE;
+
+CREATE COMPUTE MODULE FromFiles
+	CREATE FUNCTION Main() RETURNS BOOLEAN
+	BEGIN
+		SET OutputRoot.Properties = InputRoot.Properties;
+		SET OutputRoot.XMLNSC.r.terminal = 'out';
+		SET OutputRoot.XMLNSC.r.requestId = InputLocalEnvironment.SOAP.Response.UserContext.requestId;
+		SET OutputRoot.XMLNSC.r.text = InputRoot.SOAP.Body.*:upload.*:name;
 		RETURN TRUE;
 	END;
 END MODULE;
@@ -167,6 +187,18 @@ const FLOWS: &[(&str, &str)] = &[
         "flow: call\ninstances: 2\nnodes:\n  in: { type: HTTPInput, path: /call, domain: XMLNSC, wires: { out: [target] } }\n  target: { type: Compute, module: Target, compute_mode: message_local_environment, wires: { out: [send] } }\n  send: { type: SOAPAsyncRequest, unique_identifier: t, wsdl_file: services/echo.wsdl, operation: echo, timeout_secs: 2, wires: { out: [ack] } }\n  ack: { type: Compute, module: Accepted, wires: { out: [reply] } }\n  reply: { type: HTTPReply, status: 202 }\n",
     ),
     (
+        "files-provider",
+        "flow: files-provider\nnodes:\n  in: { type: SOAPInput, wsdl_file: services/files.wsdl, path: /files-provider, validation: content_and_value, wires: { out: [mark] } }\n  mark: { type: Compute, module: FilesMark, wires: { out: [reply] } }\n  reply: { type: SOAPReply }\n",
+    ),
+    (
+        "call-files",
+        "flow: call-files\nnodes:\n  in: { type: HTTPInput, path: /call-files, domain: XMLNSC, wires: { out: [target] } }\n  target: { type: Compute, module: Target, compute_mode: message_local_environment, wires: { out: [send] } }\n  send: { type: SOAPAsyncRequest, unique_identifier: f, wsdl_file: services/files.wsdl, operation: upload, timeout_secs: 5, validation: content_and_value, allow_mtom: true, wires: { out: [ack] } }\n  ack: { type: Compute, module: Accepted, wires: { out: [reply] } }\n  reply: { type: HTTPReply, status: 202 }\n",
+    ),
+    (
+        "receive-files",
+        "flow: receive-files\nnodes:\n  in: { type: SOAPAsyncResponse, unique_identifier: f, wires: { out: [o], failure: [x] } }\n  o: { type: Compute, module: FromFiles, wires: { out: [put] } }\n  x: { type: Compute, module: FromFailure, wires: { out: [put] } }\n  put: { type: MQOutput, queue: ASYNC.OUT }\n",
+    ),
+    (
         "receive",
         "flow: receive\ninstances: 2\nnodes:\n  in: { type: SOAPAsyncResponse, unique_identifier: t, wires: { out: [o], fault: [f], failure: [x] } }\n  o: { type: Compute, module: FromOut, wires: { out: [put] } }\n  f: { type: Compute, module: FromFault, wires: { out: [put] } }\n  x: { type: Compute, module: FromFailure, wires: { out: [put] } }\n  put: { type: MQOutput, queue: ASYNC.OUT }\n",
     ),
@@ -184,6 +216,7 @@ fn server() -> &'static Server {
             p.path().join("services/echo.wsdl"),
         )
         .expect("wsdl");
+        std::fs::write(p.path().join("services/files.wsdl"), common::FILES_WSDL).expect("wsdl");
         std::fs::write(p.path().join("sluice.yaml"), SETTINGS).expect("settings");
         std::fs::write(p.path().join("esql/async.esql"), ESQL).expect("esql");
         std::fs::write(p.path().join("clients/echo.yaml"), API).expect("api");
@@ -286,6 +319,33 @@ fn soap_async_answer_on_the_connection_reaches_the_response_flow_when_the_provid
     let got = reply_for(server(), "ASYNC.OUT", "r-sync", Duration::from_secs(20));
     assert!(got.contains("<terminal>out</terminal>"), "{got}");
     assert!(got.contains("<text>answered at once</text>"), "{got}");
+}
+
+#[test]
+fn soap_async_request_sends_mtom_when_it_validates_and_allows_it() {
+    use base64::Engine as _;
+    let _g = serial();
+    let data: Vec<u8> = (0..3000).map(|i| (i % 251) as u8).collect();
+    let body = format!(
+        r#"<f:upload xmlns:f="urn:test:files"><f:name>x</f:name><f:data>{}</f:data></f:upload>"#,
+        base64::engine::general_purpose::STANDARD.encode(&data)
+    );
+    let r = post(
+        server().http_port,
+        "/call-files",
+        &[
+            ("Content-Type", "text/xml"),
+            ("X-Target-Path", "/files-provider"),
+            ("X-Request-Id", "r-mtom"),
+        ],
+        body.as_bytes(),
+    );
+    assert_eq!(r.status, 202, "{}", r.text());
+    let got = reply_for(server(), "ASYNC.OUT", "r-mtom", Duration::from_secs(20));
+    assert!(got.contains("<terminal>out</terminal>"), "{got}");
+    // The provider names the Content-Type the request came in.
+    assert!(got.contains("multipart/related"), "{got}");
+    assert!(got.contains("application/xop+xml"), "{got}");
 }
 
 #[test]

@@ -95,44 +95,6 @@ const SPLIT_FILES: &[(&str, &str)] = &[
     ),
 ];
 
-/// A service with binary content: an upload answered with what was uploaded.
-const FILES_WSDL: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
-<wsdl:definitions targetNamespace="urn:test:files" xmlns:tns="urn:test:files"
-    xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/" xmlns:soap="http://schemas.xmlsoap.org/wsdl/soap/"
-    xmlns:xsd="http://www.w3.org/2001/XMLSchema">
-  <wsdl:types>
-    <xsd:schema targetNamespace="urn:test:files" elementFormDefault="qualified">
-      <xsd:element name="upload">
-        <xsd:complexType><xsd:sequence>
-          <xsd:element name="name" type="xsd:string"/>
-          <xsd:element name="data" type="xsd:base64Binary"/>
-        </xsd:sequence></xsd:complexType>
-      </xsd:element>
-    </xsd:schema>
-  </wsdl:types>
-  <wsdl:message name="uploadMsg"><wsdl:part name="parameters" element="tns:upload"/></wsdl:message>
-  <wsdl:portType name="FilesPortType">
-    <wsdl:operation name="upload">
-      <wsdl:input message="tns:uploadMsg"/>
-      <wsdl:output message="tns:uploadMsg"/>
-    </wsdl:operation>
-  </wsdl:portType>
-  <wsdl:binding name="FilesBinding" type="tns:FilesPortType">
-    <soap:binding style="document" transport="http://schemas.xmlsoap.org/soap/http"/>
-    <wsdl:operation name="upload">
-      <soap:operation soapAction="urn:test:files/upload"/>
-      <wsdl:input><soap:body use="literal"/></wsdl:input>
-      <wsdl:output><soap:body use="literal"/></wsdl:output>
-    </wsdl:operation>
-  </wsdl:binding>
-  <wsdl:service name="FilesService">
-    <wsdl:port name="FilesPort" binding="tns:FilesBinding">
-      <soap:address location="http://localhost:7800/files"/>
-    </wsdl:port>
-  </wsdl:service>
-</wsdl:definitions>
-"#;
-
 /// The provider names the Content-Type its request came in, so that a test sees whether the
 /// consumer sent MTOM; the consumer calls the provider of its own server.
 const FILES_ESQL: &str = "CREATE COMPUTE MODULE FilesMark
@@ -282,7 +244,7 @@ fn server() -> &'static Server {
         }
         std::fs::write(p.join("esql/mu.esql"), ADDRESS_ESQL).expect("esql");
         std::fs::write(p.join("esql/files.esql"), FILES_ESQL).expect("esql");
-        std::fs::write(p.join("services/files.wsdl"), FILES_WSDL).expect("wsdl");
+        std::fs::write(p.join("services/files.wsdl"), common::FILES_WSDL).expect("wsdl");
         for (name, text) in FLOWS {
             std::fs::write(p.join("flows").join(name), text).expect("flow");
         }

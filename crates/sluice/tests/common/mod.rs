@@ -412,3 +412,42 @@ pub fn zeep_python() -> Option<std::path::PathBuf> {
     }
     Some(python)
 }
+
+/// A SOAP service with binary content (an upload answered with what was uploaded), for the
+/// MTOM tests.
+pub const FILES_WSDL: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<wsdl:definitions targetNamespace="urn:test:files" xmlns:tns="urn:test:files"
+    xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/" xmlns:soap="http://schemas.xmlsoap.org/wsdl/soap/"
+    xmlns:xsd="http://www.w3.org/2001/XMLSchema">
+  <wsdl:types>
+    <xsd:schema targetNamespace="urn:test:files" elementFormDefault="qualified">
+      <xsd:element name="upload">
+        <xsd:complexType><xsd:sequence>
+          <xsd:element name="name" type="xsd:string"/>
+          <xsd:element name="data" type="xsd:base64Binary"/>
+        </xsd:sequence></xsd:complexType>
+      </xsd:element>
+    </xsd:schema>
+  </wsdl:types>
+  <wsdl:message name="uploadMsg"><wsdl:part name="parameters" element="tns:upload"/></wsdl:message>
+  <wsdl:portType name="FilesPortType">
+    <wsdl:operation name="upload">
+      <wsdl:input message="tns:uploadMsg"/>
+      <wsdl:output message="tns:uploadMsg"/>
+    </wsdl:operation>
+  </wsdl:portType>
+  <wsdl:binding name="FilesBinding" type="tns:FilesPortType">
+    <soap:binding style="document" transport="http://schemas.xmlsoap.org/soap/http"/>
+    <wsdl:operation name="upload">
+      <soap:operation soapAction="urn:test:files/upload"/>
+      <wsdl:input><soap:body use="literal"/></wsdl:input>
+      <wsdl:output><soap:body use="literal"/></wsdl:output>
+    </wsdl:operation>
+  </wsdl:binding>
+  <wsdl:service name="FilesService">
+    <wsdl:port name="FilesPort" binding="tns:FilesBinding">
+      <soap:address location="http://localhost:7800/files"/>
+    </wsdl:port>
+  </wsdl:service>
+</wsdl:definitions>
+"#;
