@@ -172,6 +172,7 @@ impl<'a> Cursor<'a> {
 }
 
 fn cut_back(p: &Path, len: u64) {
+    crate::output::OUTPUT_CHANGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let Ok(f) = std::fs::OpenOptions::new().write(true).open(p) else {
         return;
     };

@@ -9,6 +9,7 @@
 
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -238,7 +239,15 @@ struct Open {
     file: std::fs::File,
     /// The framed record, kept for its allocation.
     record: Vec<u8>,
+    /// Where the file ended after this handle's last append, and the [`OUTPUT_CHANGES`] count
+    /// that append left: while no other change came between, that is still the end.
+    end: Option<(u64, u64)>,
 }
+
+/// Counts every append to and every cut-back of an output file in this process, so that a
+/// FileOutput whose own append was the last change knows where its file ends without asking the
+/// file system (a seek per record).
+pub(crate) static OUTPUT_CHANGES: AtomicU64 = AtomicU64::new(0);
 
 /// Where a message goes: the directory and the file's name.
 #[derive(Clone)]
@@ -392,29 +401,44 @@ impl FileOutput {
                 path: path.to_path_buf(),
                 file: f,
                 record: Vec::new(),
+                end: None,
             });
         }
-        let Some(Open { file, record, .. }) = open.as_mut() else {
+        let Some(Open {
+            file, record, end, ..
+        }) = open.as_mut()
+        else {
             return Err(NodeError::recoverable(
                 "the output file is not open (this is a bug, please report it)",
             ));
         };
-        // The length is asked of the file each time (someone may have cut it back or
-        // appended), but after the write when framing does not need it: the position of an
-        // appending handle after its write is the file's end, one cheap seek rather than a
-        // stat.
-        let known = if self.framing_needs_length() {
-            Some(file.metadata().map_err(FileError::io("read", path))?.len())
-        } else {
-            None
+        // The file's length is known from this handle's last append when nothing changed an
+        // output file since. Otherwise it is asked of the file (a checkpoint's cut-back or
+        // another node may have changed it): before the write when framing needs it, else
+        // after it, where an appending handle's position is the file's end (a seek, cheaper
+        // than a stat).
+        let change = OUTPUT_CHANGES.fetch_add(1, Ordering::Relaxed);
+        let cached = end.filter(|(_, c)| *c == change).map(|(len, _)| len);
+        let known = match cached {
+            None if self.framing_needs_length() => {
+                Some(file.metadata().map_err(FileError::io("read", path))?.len())
+            }
+            known => known,
         };
         self.frame_into(record, body, known.is_some_and(|l| l > 0))?;
+        *end = None;
         file.write_all(record)
             .map_err(FileError::io("write", path))?;
-        let after = file
-            .stream_position()
-            .map_err(FileError::io("read", path))?;
-        let before = known.unwrap_or(after.saturating_sub(record.len() as u64));
+        let (before, after) = match known {
+            Some(before) => (before, before + record.len() as u64),
+            None => {
+                let after = file
+                    .stream_position()
+                    .map_err(FileError::io("read", path))?;
+                (after.saturating_sub(record.len() as u64), after)
+            }
+        };
+        *end = Some((after, change + 1));
         Ok((before, after, before == 0))
     }
 
@@ -566,5 +590,50 @@ impl Node for FileOutput {
         }
         let mut out = self.written(msg, &t, action)?;
         ctx.propagate(FileOutputOutput::Out, &mut out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node() -> FileOutput {
+        FileOutput {
+            remote: None,
+            directory: None,
+            file_name: None,
+            data_dir: None,
+            action: OutputFileAction::Replace,
+            replace_archive: false,
+            framing: Framing::Delimited {
+                delimiter: b"\n".to_vec(),
+                infix: false,
+            },
+            open: Mutex::new(None),
+            fixed: None,
+            named: Mutex::new(None),
+        }
+    }
+
+    #[test]
+    fn append_reports_the_files_end_when_a_cut_back_or_another_writer_changed_it() {
+        let dir = std::env::temp_dir().join(format!("sluice-out-end-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.txt");
+        let (a, other) = (node(), node());
+        assert_eq!(a.append(&path, b"one").unwrap(), (0, 4, true));
+        assert_eq!(a.append(&path, b"two").unwrap(), (4, 8, false));
+        // A rolled-back record's write is cut back, as a checkpoint does.
+        crate::checkpoint::Checkpoint {
+            outputs: vec![(path.clone(), 4)],
+            ..Default::default()
+        }
+        .restore_outputs();
+        assert_eq!(a.append(&path, b"three").unwrap(), (4, 10, false));
+        assert_eq!(other.append(&path, b"4").unwrap(), (10, 12, false));
+        assert_eq!(a.append(&path, b"five").unwrap(), (12, 17, false));
+        assert_eq!(std::fs::read(&path).unwrap(), b"one\nthree\n4\nfive\n");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
