@@ -90,7 +90,7 @@ impl Checkpoint {
     /// and its sequence number; None when there is none.
     pub fn load(b: &[u8]) -> Option<(Checkpoint, usize, u64)> {
         let half = b.len() / 2;
-        let slotted = b.len() % 2 == 0 && half >= MIN_SLOT && half.is_power_of_two();
+        let slotted = b.len().is_multiple_of(2) && half >= MIN_SLOT && half.is_power_of_two();
         if !slotted {
             return Checkpoint::decode_seq(b).map(|(c, seq)| (c, 0, seq));
         }

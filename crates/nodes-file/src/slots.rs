@@ -36,7 +36,7 @@ impl Slots {
     pub fn map(file: File, next: usize) -> io::Result<Slots> {
         let len = file.metadata()?.len();
         let slot = match usize::try_from(len / 2) {
-            Ok(s) if len % 2 == 0 && s >= MIN_SLOT && s.is_power_of_two() => s,
+            Ok(s) if len.is_multiple_of(2) && s >= MIN_SLOT && s.is_power_of_two() => s,
             _ => {
                 let s =
                     usize::try_from(len).map_or(MIN_SLOT, |l| l.next_power_of_two().max(MIN_SLOT));
