@@ -195,25 +195,37 @@ unsafe extern "C" {
     fn atexit(f: extern "C" fn()) -> i32;
 }
 
-static AT_EXIT_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// The servers to stop when the test process exits (0: a free slot).
+static AT_EXIT_PIDS: [std::sync::atomic::AtomicI32; 4] =
+    [const { std::sync::atomic::AtomicI32::new(0) }; 4];
 
-extern "C" fn stop_registered_server() {
-    let pid = AT_EXIT_PID.load(std::sync::atomic::Ordering::SeqCst);
-    if pid > 0 {
-        // SAFETY: kill(2) on the server this process started.
-        unsafe { libc_kill(pid, 15) };
+extern "C" fn stop_registered_servers() {
+    for slot in &AT_EXIT_PIDS {
+        let pid = slot.load(std::sync::atomic::Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill(2) on a server this process started.
+            unsafe { libc_kill(pid, 15) };
+        }
     }
 }
 
 /// SIGTERM `server` when the test process exits (for a server kept in a static, which is never
-/// dropped). One server per process.
+/// dropped). Up to four servers per process.
 pub fn stop_at_exit(server: &Server) {
-    AT_EXIT_PID.store(
-        server.child.id() as i32,
-        std::sync::atomic::Ordering::SeqCst,
+    use std::sync::atomic::Ordering::SeqCst;
+    let pid = server.child.id() as i32;
+    let registered = AT_EXIT_PIDS
+        .iter()
+        .any(|slot| slot.compare_exchange(0, pid, SeqCst, SeqCst).is_ok());
+    assert!(
+        registered,
+        "more servers kept for the whole test process than stop_at_exit holds"
     );
+    static ONCE: std::sync::Once = std::sync::Once::new();
     // SAFETY: registers a plain function with no captured state.
-    unsafe { atexit(stop_registered_server) };
+    ONCE.call_once(|| unsafe {
+        atexit(stop_registered_servers);
+    });
 }
 
 impl Drop for Server {
