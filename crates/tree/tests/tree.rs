@@ -367,3 +367,51 @@ fn src_or_empty_is_src_or_the_empty_handle() {
         Text::src(u32::MAX, u32::MAX, u32::MAX)
     );
 }
+
+#[test]
+fn move_parsed_and_drop_parsed_rearrange_without_marking_changes() {
+    let mut t = Tree::new("Root");
+    let r = t.root();
+    let buf = t.add_buffer(Bytes::from_static(b"<a><b/></a>"));
+    let a = t.push_parsed(
+        r,
+        field_type::NAME,
+        Text::EMPTY,
+        Text::from_static("a"),
+        Value::Null,
+    );
+    t.set_source(
+        a,
+        SourceSpan {
+            buf,
+            start: 0,
+            end: 11,
+        },
+    );
+    let scratch = t.push_parsed(
+        a,
+        field_type::NAME,
+        Text::EMPTY,
+        Text::from_static("scratch"),
+        Value::Null,
+    );
+    let b = t.push_parsed(
+        scratch,
+        field_type::NAME,
+        Text::EMPTY,
+        Text::from_static("b"),
+        Value::Null,
+    );
+    let kept = t.push_parsed(
+        a,
+        field_type::NAME,
+        Text::EMPTY,
+        Text::from_static("kept"),
+        Value::Null,
+    );
+    t.move_parsed(b, kept);
+    t.drop_parsed(scratch);
+    assert_eq!(names(&mut t, a), ["kept"]);
+    assert_eq!(names(&mut t, kept), ["b"]);
+    assert_eq!(t.original(a), Some(&b"<a><b/></a>"[..]));
+}

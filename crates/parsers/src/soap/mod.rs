@@ -150,28 +150,44 @@ impl SoapParser {
         let bytes = tree
             .buffer(span.buf)
             .slice(span.start as usize..span.end as usize);
-        let mut xml = Tree::new("Root");
-        let r = xml.root();
-        let doc = xmlnsc::attach(&mut xml, r, bytes, Arc::clone(&self.xml));
-        xml.expand_all(doc).map_err(|e| match e {
+        // The envelope is parsed by XMLNSC in this tree, under the SOAP element, and its parts
+        // are then moved into place: parsed in a tree of its own, every element would be copied
+        // over once more.
+        let doc = xmlnsc::attach(tree, id, bytes, Arc::clone(&self.xml));
+        let built = self.take_parts(tree, id, doc);
+        if built.is_err() {
+            // As if nothing had been parsed: the element stays pending and fails the same way.
+            tree.discard_parsed(id, None);
+            return built;
+        }
+        tree.drop_parsed(doc);
+        tree.finish_pending(id);
+        Ok(())
+    }
+
+    /// Parse the XMLNSC document `doc` (a child of the SOAP element `id`) and move its envelope's
+    /// namespace declarations, header blocks and body elements into `Context`, `Header` and
+    /// `Body` of `id`.
+    fn take_parts(&self, tree: &mut Tree, id: NodeId, doc: NodeId) -> Result<(), TreeError> {
+        tree.expand_all(doc).map_err(|e| match e {
             TreeError::Parse {
                 offset, message, ..
             } => soap_err(offset, message),
             other => other,
         })?;
-        let envelope = elements(&mut xml, doc)?
+        let envelope = elements(tree, doc)?
             .into_iter()
             .next()
             .ok_or_else(|| soap_err(0, "the body holds no XML element"))?;
-        let version = SoapVersion::from_ns(xml.namespace_bytes(envelope))
-            .filter(|_| xml.name_bytes(envelope) == b"Envelope")
+        let version = SoapVersion::from_ns(tree.namespace_bytes(envelope))
+            .filter(|_| tree.name_bytes(envelope) == b"Envelope")
             .ok_or_else(|| {
                 soap_err(
-                    offset_of(&xml, envelope),
+                    offset_of(tree, envelope),
                     format!(
                         "the document element is {{{}}}{}, not a SOAP 1.1 or 1.2 Envelope",
-                        xml.str(xml.namespace(envelope)),
-                        xml.str(xml.name(envelope))
+                        tree.str(tree.namespace(envelope)),
+                        tree.str(tree.name(envelope))
                     ),
                 )
             })?;
@@ -198,24 +214,24 @@ impl SoapParser {
             Text::from_static("Namespace"),
             Value::Null,
         );
-        for c in xml.children(envelope)? {
-            if xml.field_type(c) == field_type::NAMESPACE_DECL
-                || xml.field_type(c) == field_type::SINGLE_NAMESPACE_DECL
+        for c in tree.children(envelope)? {
+            if tree.field_type(c) == field_type::NAMESPACE_DECL
+                || tree.field_type(c) == field_type::SINGLE_NAMESPACE_DECL
             {
-                tree.push_copy(ns_folder, &xml, c);
+                tree.move_parsed(c, ns_folder);
             }
         }
 
         let mut body_seen = false;
-        for part in elements(&mut xml, envelope)? {
-            let name = xml.name_bytes(part);
-            let at = offset_of(&xml, part);
-            if xml.namespace_bytes(part) != env_ns || body_seen {
+        for part in elements(tree, envelope)? {
+            let name = tree.name_bytes(part);
+            let at = offset_of(tree, part);
+            if tree.namespace_bytes(part) != env_ns || body_seen {
                 return Err(soap_err(
                     at,
                     format!(
                         "unexpected element {} in the Envelope (only Header and Body, in that order)",
-                        xml.str(xml.name(part))
+                        tree.str(tree.name(part))
                     ),
                 ));
             }
@@ -230,7 +246,7 @@ impl SoapParser {
                         at,
                         format!(
                             "unexpected element {} in the Envelope",
-                            xml.str(xml.name(part))
+                            tree.str(tree.name(part))
                         ),
                     ));
                 }
@@ -242,17 +258,16 @@ impl SoapParser {
                 Text::from_static(folder),
                 Value::Null,
             );
-            for c in elements(&mut xml, part)? {
-                tree.push_copy(f, &xml, c);
+            for c in elements(tree, part)? {
+                tree.move_parsed(c, f);
             }
         }
         if !body_seen {
             return Err(soap_err(
-                offset_of(&xml, envelope),
+                offset_of(tree, envelope),
                 "the Envelope has no Body",
             ));
         }
-        tree.finish_pending(id);
         Ok(())
     }
 }

@@ -195,6 +195,22 @@ impl Tree {
         id
     }
 
+    /// Move the parsed element `id`, with its subtree, to the end of `parent`'s children, as a
+    /// parser builds: a domain that parses its body with another domain's parser in the same
+    /// tree (SOAP with XMLNSC) puts the parts where it wants them without copying them and
+    /// without marking anything changed.
+    pub fn move_parsed(&mut self, id: NodeId, parent: NodeId) {
+        self.unlink(id);
+        self.link_last(parent, id);
+    }
+
+    /// Remove the parsed element `id` and its subtree without marking anything changed: what a
+    /// parser built only to take parts from ([`Tree::move_parsed`]).
+    pub fn drop_parsed(&mut self, id: NodeId) {
+        self.unlink(id);
+        self.free_subtree(id);
+    }
+
     /// Set the parser owning `id` (its domain element) without marking it pending.
     pub fn set_parser(&mut self, id: NodeId, parser: u16) {
         self.el_mut(id).parser = parser;
