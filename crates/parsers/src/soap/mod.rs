@@ -21,9 +21,9 @@ pub mod fault;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use sluice_tree::{Expand, NodeId, Parser, Position, Text, Tree, TreeError, Value};
+use sluice_tree::{Expand, NodeId, Parser, Text, Tree, TreeError, Value};
 
-use crate::xmlnsc::{self, XMLNS_NS, XmlnscParser, field_type};
+use crate::xmlnsc::{self, XmlnscParser, field_type};
 
 /// The domain name, also the name of the domain element.
 pub const DOMAIN: &str = "SOAP";
@@ -293,18 +293,10 @@ pub fn serialize_to(tree: &mut Tree, id: NodeId, out: &mut Vec<u8>) -> Result<()
     }
     let version = version_of(tree, id)?;
     let env_ns = version.envelope_ns();
-    // The envelope is assembled as an XMLNSC tree, so that XMLNSC's writer declares the prefixes
-    // and copies unchanged header blocks and body elements as they came.
-    let mut x = Tree::new("Root");
-    let r = x.root();
-    let env_ns_text = x.alloc_text(env_ns.as_bytes());
-    let envelope = x.create_last_child(
-        r,
-        field_type::FOLDER,
-        Text::from_static("Envelope"),
-        Value::Null,
-    )?;
-    x.set_namespace(envelope, env_ns_text);
+    // The envelope is written around the Header and Body folders as they are, so that XMLNSC's
+    // writer declares the prefixes and copies unchanged header blocks and body elements as they
+    // came, without the tree being copied first.
+    let mut decls = Vec::new();
     let mut env_declared = false;
     if let Some(ns) = tree.path(id, &["Context", "Namespace"])? {
         for d in tree.children(ns)? {
@@ -313,53 +305,36 @@ pub fn serialize_to(tree: &mut Tree, id: NodeId, out: &mut Vec<u8>) -> Result<()
                 continue;
             }
             env_declared |= tree.value_bytes(d) == Some(env_ns.as_bytes());
-            x.copy_from(tree, d, envelope, Position::LastChild)?;
+            decls.push(d);
         }
     }
-    if !env_declared {
-        let name = x.alloc_text(version.default_prefix().as_bytes());
-        let d = x.create_last_child(
-            envelope,
-            field_type::NAMESPACE_DECL,
-            name,
-            Value::Character(env_ns_text),
-        )?;
-        let xmlns = x.alloc_text(XMLNS_NS.as_bytes());
-        x.set_namespace(d, xmlns);
-    }
+    let default_decl = [(version.default_prefix().as_bytes(), env_ns.as_bytes())];
+    let extra: &[(&[u8], &[u8])] = if env_declared { &[] } else { &default_decl };
+    let mut parts: Vec<(&[u8], Option<NodeId>)> = Vec::with_capacity(2);
     let mut body_written = false;
     for part in tree.children(id)? {
-        let name = match tree.name_bytes(part) {
-            b"Header" => "Header",
-            b"Body" => "Body",
+        let name: &[u8] = match tree.name_bytes(part) {
+            b"Header" => b"Header",
+            b"Body" => b"Body",
             _ => continue,
         };
-        let children = tree.children(part)?;
-        if name == "Header" && children.is_empty() {
+        if name == b"Header" && tree.first_child(part)?.is_none() {
             continue;
         }
-        body_written |= name == "Body";
-        let f = x.create_last_child(
-            envelope,
-            field_type::FOLDER,
-            Text::from_static(name),
-            Value::Null,
-        )?;
-        x.set_namespace(f, env_ns_text);
-        for c in children {
-            x.copy_from(tree, c, f, Position::LastChild)?;
-        }
+        body_written |= name == b"Body";
+        parts.push((name, Some(part)));
     }
     if !body_written {
-        let f = x.create_last_child(
-            envelope,
-            field_type::FOLDER,
-            Text::from_static("Body"),
-            Value::Null,
-        )?;
-        x.set_namespace(f, env_ns_text);
+        parts.push((b"Body", None));
     }
-    xmlnsc::serialize_to(&mut x, envelope, out)
+    xmlnsc::serialize_wrapped(
+        tree,
+        (env_ns.as_bytes(), b"Envelope"),
+        &decls,
+        extra,
+        &parts,
+        out,
+    )
 }
 
 impl Parser for SoapParser {

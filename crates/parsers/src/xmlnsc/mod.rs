@@ -42,7 +42,7 @@ use bytes::Bytes;
 use sluice_tree::{Expand, NodeId, Parser, Tree, TreeError};
 
 pub use scope::{XML_NS, XMLNS_NS};
-pub use write::serialize_to;
+pub use write::{serialize_to, serialize_wrapped};
 
 /// The domain name, also the name of the domain element.
 pub const DOMAIN: &str = "XMLNSC";

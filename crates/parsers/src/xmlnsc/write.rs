@@ -38,6 +38,78 @@ pub fn serialize_to(tree: &mut Tree, id: NodeId, out: &mut Vec<u8>) -> Result<()
     }
 }
 
+/// Write a document element the tree does not hold around parts it does: `<P:local>` in
+/// namespace `ns`, declaring the prefixes of `decls` (namespace declaration elements of `tree`)
+/// and then `extra` ((prefix, URI) pairs), with each of `parts` as an element `name` in `ns`
+/// whose content is the children of the given element (the element's own name, namespace and
+/// value are not written; `None`: an empty element). A domain whose envelope the tree holds as
+/// folders (SOAP) is written without first copying its content into an XMLNSC tree.
+pub fn serialize_wrapped(
+    tree: &mut Tree,
+    (ns, local): (&[u8], &[u8]),
+    decls: &[NodeId],
+    extra: &[(&[u8], &[u8])],
+    parts: &[(&[u8], Option<NodeId>)],
+    out: &mut Vec<u8>,
+) -> Result<(), TreeError> {
+    let mut w = Writer::default();
+    let mut declared: Vec<(Vec<u8>, Vec<u8>, bool)> = Vec::with_capacity(decls.len() + extra.len());
+    for &k in decls {
+        let p = decl_prefix(tree, k);
+        let mut u = Vec::new();
+        value_text(tree, tree.value(k), &mut u);
+        w.bindings.push((p.clone(), u.clone()));
+        declared.push((p, u, tree.field_type(k) == ft::SINGLE_NAMESPACE_DECL));
+    }
+    for &(p, u) in extra {
+        w.bindings.push((p.to_vec(), u.to_vec()));
+        declared.push((p.to_vec(), u.to_vec(), false));
+    }
+    let mut generated = Vec::new();
+    let mut prefix = if ns.is_empty() {
+        Vec::new()
+    } else {
+        match w.prefix_for(ns, true) {
+            Some(p) => p,
+            None => w.generate(ns, &mut generated),
+        }
+    };
+    declared.extend(generated.into_iter().map(|(p, u)| (p, u, false)));
+    if !prefix.is_empty() {
+        prefix.push(b':');
+    }
+    out.push(b'<');
+    out.extend_from_slice(&prefix);
+    out.extend_from_slice(local);
+    for (p, u, single) in &declared {
+        out.extend_from_slice(b" xmlns");
+        if !p.is_empty() {
+            out.push(b':');
+            out.extend_from_slice(p);
+        }
+        out.extend_from_slice(if *single { b"='" } else { b"=\"" });
+        escape_attr(u, *single, out);
+        out.push(if *single { b'\'' } else { b'"' });
+    }
+    out.push(b'>');
+    for &(name, part) in parts {
+        match part {
+            Some(id) => w.element_as(tree, id, out, 1, Some((ns, name)))?,
+            None => {
+                out.push(b'<');
+                out.extend_from_slice(&prefix);
+                out.extend_from_slice(name);
+                out.extend_from_slice(b"/>");
+            }
+        }
+    }
+    out.extend_from_slice(b"</");
+    out.extend_from_slice(&prefix);
+    out.extend_from_slice(local);
+    out.push(b'>');
+    Ok(())
+}
+
 fn is_xmlnsc(tree: &Tree, id: NodeId) -> bool {
     tree.parser_domain(id) == Some(DOMAIN)
 }
@@ -224,7 +296,21 @@ impl Writer {
         out: &mut Vec<u8>,
         depth: usize,
     ) -> Result<(), TreeError> {
-        if let Some(o) = tree.original(id)
+        self.element_as(tree, id, out, depth, None)
+    }
+
+    /// Write element `id`; with `as_name`, as an element of that namespace and name whose
+    /// content is only its children (a folder of another domain written as XML).
+    fn element_as(
+        &mut self,
+        tree: &mut Tree,
+        id: NodeId,
+        out: &mut Vec<u8>,
+        depth: usize,
+        as_name: Option<(&[u8], &[u8])>,
+    ) -> Result<(), TreeError> {
+        if as_name.is_none()
+            && let Some(o) = tree.original(id)
             && is_xmlnsc(tree, id)
         {
             let f = tree.parser_flags(id);
@@ -235,7 +321,7 @@ impl Writer {
                 return Ok(());
             }
         }
-        if tree.name_bytes(id).is_empty() {
+        if as_name.is_none() && tree.name_bytes(id).is_empty() {
             return Err(ser_err(format!(
                 "an element of field type 0x{:08X} has no name",
                 tree.field_type(id)
@@ -270,7 +356,10 @@ impl Writer {
                 decl_quotes.push(t == ft::SINGLE_NAMESPACE_DECL);
             }
         }
-        let ns = tree.namespace_bytes(id);
+        let ns = match as_name {
+            Some((ns, _)) => ns,
+            None => tree.namespace_bytes(id),
+        };
         let prefix = if ns.is_empty() {
             if !self.default_ns().is_empty() {
                 self.bindings.push((Vec::new(), Vec::new()));
@@ -308,7 +397,7 @@ impl Writer {
         }
         out.push(b'<');
         out.extend_from_slice(&prefix);
-        out.extend_from_slice(tree.name_bytes(id));
+        out.extend_from_slice(as_name.map_or_else(|| tree.name_bytes(id), |(_, n)| n));
         for (i, (p, u)) in decls.iter().enumerate() {
             let single = decl_quotes.get(i).copied().unwrap_or(false);
             out.extend_from_slice(b" xmlns");
@@ -339,7 +428,11 @@ impl Writer {
         let before = out.len();
         out.push(b'>');
         let mut has_content = false;
-        let value = tree.value(id);
+        let value = if as_name.is_some() {
+            Value::Null
+        } else {
+            tree.value(id)
+        };
         let cdata = tree.field_type(id) == ft::CDATA_FIELD;
         if let (Value::Character(text), false) = (value, cdata) {
             // Character data is escaped straight from where it lies.
@@ -364,7 +457,7 @@ impl Writer {
             id,
             out,
             depth,
-            &prefix,
+            (&prefix, as_name.map(|(_, n)| n)),
             before,
             after_value,
             has_content,
@@ -380,7 +473,7 @@ impl Writer {
         id: NodeId,
         out: &mut Vec<u8>,
         depth: usize,
-        prefix: &[u8],
+        (prefix, name): (&[u8], Option<&[u8]>),
         before: usize,
         after_value: usize,
         has_content: bool,
@@ -390,7 +483,7 @@ impl Writer {
         if has_content || out.len() > after_value {
             out.extend_from_slice(b"</");
             out.extend_from_slice(prefix);
-            out.extend_from_slice(tree.name_bytes(id));
+            out.extend_from_slice(name.unwrap_or_else(|| tree.name_bytes(id)));
             out.push(b'>');
         } else {
             out.truncate(before);
