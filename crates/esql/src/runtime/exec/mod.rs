@@ -325,7 +325,14 @@ impl<'a> Exec<'a> {
             let size = body
                 .and_then(|b| input.root.source(b))
                 .map_or(0, |s| s.end - s.start);
-            ex.trees[trees::OUT_ROOT as usize].reserve((size as usize / 24).min(MAX_RESERVE));
+            // JSON makes an element of about every 10 bytes (short names, no end tags); XML one
+            // of about every 24.
+            let per_element = match body.map(|b| input.root.name_bytes(b)) {
+                Some(b"JSON") => 10,
+                _ => 24,
+            };
+            ex.trees[trees::OUT_ROOT as usize]
+                .reserve((size as usize / per_element).min(MAX_RESERVE));
         }
         std::mem::swap(&mut ex.trees[trees::IN_ROOT as usize], &mut input.root);
         std::mem::swap(
