@@ -5,12 +5,10 @@
 
 mod common;
 
-use std::net::TcpStream;
 use std::path::Path;
 use std::sync::OnceLock;
-use std::time::Duration;
 
-use common::{Response, Server, read_response, samples_dir};
+use common::{Response, Server, call_at, samples_dir};
 
 const ECHO_NS: &str = "http://sluice.example/samples/echo";
 const ECHO_ACTION: &str = "\"http://sluice.example/samples/echo/echo\"";
@@ -264,21 +262,7 @@ fn copy_samples(to: &Path, files: &[&str]) {
 }
 
 fn call(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
-    let port = server().http_port;
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (n, v) in headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    std::io::Write::write_all(&mut s, head.as_bytes()).expect("write head");
-    std::io::Write::write_all(&mut s, body).expect("write body");
-    read_response(&mut s)
+    call_at(server().http_port, method, path, headers, body)
 }
 
 fn soap11(path: &str, body: &str) -> Response {
