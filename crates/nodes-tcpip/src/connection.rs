@@ -396,10 +396,13 @@ impl Connection {
                 std::future::pending::<()>().await;
             }
         };
+        // Biased, the reservation first: a reader woken late (a busy machine) must not take
+        // what arrived for the flow that reserved the input meanwhile.
         let mut guard = tokio::select! {
-            g = self.input.lock() => g,
-            _ = closing.wait_for(|c| *c) => return Ok(Err(ReadEnd::Ended)),
+            biased;
             _ = reservation() => return Ok(Err(ReadEnd::Yielded)),
+            _ = closing.wait_for(|c| *c) => return Ok(Err(ReadEnd::Ended)),
+            g = self.input.lock() => g,
         };
         let s = &mut *guard;
         let start = Instant::now();
@@ -427,14 +430,15 @@ impl Connection {
             }
             let read = s.read.read_buf(&mut s.buf);
             let got = tokio::select! {
+                biased;
+                _ = reservation() => return Ok(Err(ReadEnd::Yielded)),
+                _ = closing.wait_for(|c| *c) => return Ok(Err(ReadEnd::Ended)),
                 r = async {
                     match deadline {
                         Some(d) => tokio::time::timeout_at(d.into(), read).await.ok(),
                         None => Some(read.await),
                     }
                 } => r,
-                _ = closing.wait_for(|c| *c) => return Ok(Err(ReadEnd::Ended)),
-                _ = reservation() => return Ok(Err(ReadEnd::Yielded)),
             };
             match got {
                 None if s.buf.is_empty() => {
