@@ -300,7 +300,8 @@ pub fn send(s: &mut TcpStream, method: &str, path: &str, headers: &[(&str, &str)
     s.write_all(body).expect("write body");
 }
 
-/// One HTTP/1.1 request to 127.0.0.1:`port`, its response read whole.
+/// [`request`] with `Host: 127.0.0.1:PORT` unless `headers` name another host (a served WSDL
+/// takes its address from it).
 pub fn call_at(
     port: u16,
     method: &str,
@@ -308,20 +309,10 @@ pub fn call_at(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Response {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (n, v) in headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    std::io::Write::write_all(&mut s, head.as_bytes()).expect("write head");
-    std::io::Write::write_all(&mut s, body).expect("write body");
-    read_response(&mut s)
+    let host = format!("127.0.0.1:{port}");
+    let mut all = headers.to_vec();
+    all.push(("Host", &host));
+    request(port, method, path, &all, body)
 }
 
 pub fn read_response(s: &mut TcpStream) -> Response {
